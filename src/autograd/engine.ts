@@ -1,0 +1,159 @@
+import type { Tensor } from "../tensor/tensor.js";
+import { formatShape, shapesEqual } from "../tensor/shape.js";
+import { add, addInPlace } from "../ops/elementwise.js";
+import { clone, onesLike } from "../ops/creation.js";
+import { isGradEnabled, setGradEnabled } from "./grad_mode.js";
+import { AccumulateGrad, type Node } from "./node.js";
+import { gradEdge } from "./record.js";
+import { MaxHeap } from "./heap.js";
+
+export interface BackwardOptions {
+  /** Keep the graph's saved tensors so that backward can run through it again. */
+  retainGraph?: boolean;
+  /** Record the backward computation itself, for higher-order gradients. */
+  createGraph?: boolean;
+}
+
+interface Pending {
+  grad: Tensor;
+  /** The engine made this tensor and nothing else holds it: a leaf may adopt it as its .grad. */
+  owned: boolean;
+}
+
+/**
+ * Runs the backward pass from `roots`. With `capture`, gradients arriving at those nodes are
+ * returned instead of accumulated into any leaf's .grad (autograd.grad); without it, leaves
+ * accumulate into .grad and fire their post-accumulate-grad hooks as each becomes final.
+ */
+export function runBackward(
+  roots: readonly Tensor[],
+  rootGrads: readonly (Tensor | null | undefined)[],
+  options: BackwardOptions & { capture?: readonly Node[] } = {},
+): Map<Node, Tensor> {
+  const createGraph = options.createGraph ?? false;
+  const retainGraph = options.retainGraph ?? createGraph;
+  const capture = new Set(options.capture ?? []);
+  const captured = new Map<Node, Tensor>();
+
+  const pending = new Map<Node, Pending | null>();
+  const rootNodes: Node[] = [];
+  roots.forEach((root, i) => {
+    const node = gradEdge(root);
+    if (!node) {
+      throw new Error(`backward: element ${i} of the outputs (${root.describe()}) does not require grad and has no gradFn`);
+    }
+    let g = rootGrads[i] ?? null;
+    if (!g) {
+      if (root.numel !== 1) {
+        throw new Error(`backward: a gradient can be created implicitly only for scalar outputs, but the output has shape ${formatShape(root.shape)}; pass a gradient of that shape`);
+      }
+      g = onesLike(root);
+    } else if (!shapesEqual(g.shape, root.shape)) {
+      throw new Error(`backward: the gradient has shape ${formatShape(g.shape)} but the output has shape ${formatShape(root.shape)}`);
+    }
+    addPending(pending, node, g, false);
+    rootNodes.push(node);
+  });
+
+  const dependencies = countDependencies(rootNodes);
+  const ready = new MaxHeap<Node>((n) => n.priority);
+  for (const node of new Set(rootNodes)) if ((dependencies.get(node) ?? 0) === 0) ready.push(node);
+
+  const previousGradMode = isGradEnabled();
+  setGradEnabled(createGraph);
+  try {
+    while (ready.size > 0) {
+      const node = ready.pop()!;
+      const entry = pending.get(node) ?? null;
+      pending.delete(node);
+      let grad = entry?.grad ?? null;
+      let owned = entry?.owned ?? false;
+      if (grad) {
+        for (const hook of node.preHooks) {
+          const replaced = hook(grad);
+          if (replaced) {
+            grad = replaced;
+            owned = false;
+          }
+        }
+      }
+      if (capture.has(node) && grad) captured.set(node, grad);
+
+      if (node instanceof AccumulateGrad) {
+        if (grad && capture.size === 0) accumulate(node, grad, owned, createGraph);
+        continue;
+      }
+
+      const results = grad ? node.apply(grad) : null;
+      if (!retainGraph) node.release();
+      node.next.forEach((nextNode, i) => {
+        if (!nextNode) return;
+        const r = results?.[i] ?? null;
+        if (r) addPending(pending, nextNode, r, isExclusive(r, grad!, results!));
+        const left = dependencies.get(nextNode)! - 1;
+        dependencies.set(nextNode, left);
+        if (left === 0) ready.push(nextNode);
+      });
+    }
+  } finally {
+    setGradEnabled(previousGradMode);
+  }
+  return captured;
+}
+
+function addPending(pending: Map<Node, Pending | null>, node: Node, grad: Tensor, owned: boolean): void {
+  const existing = pending.get(node);
+  if (!existing) {
+    pending.set(node, { grad, owned });
+    return;
+  }
+  if (!shapesEqual(existing.grad.shape, grad.shape)) {
+    throw new Error(`${node.name}: gradients of shapes ${formatShape(existing.grad.shape)} and ${formatShape(grad.shape)} arrived for the same tensor`);
+  }
+  pending.set(node, { grad: add(existing.grad, grad), owned: true });
+}
+
+/** Nodes reachable from the roots, each with the number of edges that lead into it. */
+function countDependencies(roots: readonly Node[]): Map<Node, number> {
+  const deps = new Map<Node, number>();
+  const seen = new Set<Node>();
+  const stack = [...new Set(roots)];
+  for (const r of stack) seen.add(r);
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (!deps.has(node)) deps.set(node, 0);
+    for (const next of node.next) {
+      if (!next) continue;
+      deps.set(next, (deps.get(next) ?? 0) + 1);
+      if (!seen.has(next)) {
+        seen.add(next);
+        stack.push(next);
+      }
+    }
+  }
+  return deps;
+}
+
+/** A gradient the engine may hand to a leaf as its .grad without copying it. */
+function isExclusive(r: Tensor, incoming: Tensor, results: readonly (Tensor | null)[]): boolean {
+  if (r === incoming || r.storage === incoming.storage || r.gradFn) return false;
+  if (r.offset !== 0 || r.numel !== r.storage.length || !r.isContiguous()) return false;
+  let uses = 0;
+  for (const other of results) if (other && other.storage === r.storage) uses++;
+  return uses === 1;
+}
+
+function accumulate(node: AccumulateGrad, grad: Tensor, owned: boolean, createGraph: boolean): void {
+  const v = node.variable;
+  if (!shapesEqual(grad.shape, v.shape)) {
+    throw new Error(`backward: the gradient for a leaf of shape ${formatShape(v.shape)} has shape ${formatShape(grad.shape)}`);
+  }
+  if (v.grad === null) {
+    v.grad = owned && !createGraph && grad.dtype === v.dtype ? grad : createGraph ? grad : clone(grad).detach();
+  } else if (createGraph || v.grad.requiresGrad) {
+    v.grad = add(v.grad, grad);
+  } else {
+    addInPlace(v.grad, grad);
+  }
+  for (const hook of node.postHooks) hook(v);
+}

@@ -1,0 +1,46 @@
+import type { Tensor } from "../tensor/tensor.js";
+import { isGradEnabled } from "./grad_mode.js";
+import { AccumulateGrad, Node, type BackwardFn } from "./node.js";
+
+interface AutogradMeta {
+  accumulator?: AccumulateGrad;
+  retainsGrad?: boolean;
+}
+
+export function metaOf(t: Tensor): AutogradMeta {
+  return ((t.autogradMeta as AutogradMeta | null) ??= {});
+}
+
+/** The node that receives t's gradient: its gradFn, or (for a leaf that requires grad) its accumulator. */
+export function gradEdge(t: Tensor): Node | null {
+  if (t.gradFn) return t.gradFn as Node;
+  if (!t.requiresGrad) return null;
+  const meta = metaOf(t);
+  return (meta.accumulator ??= new AccumulateGrad(t));
+}
+
+/** True when an op over these inputs must be recorded. */
+export function needsGrad(inputs: readonly (Tensor | null | undefined)[]): boolean {
+  if (!isGradEnabled()) return false;
+  for (const t of inputs) if (t?.requiresGrad) return true;
+  return false;
+}
+
+/**
+ * Attaches a graph node to `out` when grad mode is on and an input requires grad.
+ * `backward` receives d(loss)/d(out) and returns one gradient (or null) per input, in order;
+ * it should capture only what the formula needs, and list in `saved` the tensors whose
+ * in-place modification would make the gradient wrong.
+ */
+export function record(
+  out: Tensor,
+  name: string,
+  inputs: readonly (Tensor | null | undefined)[],
+  backward: BackwardFn,
+  saved: readonly Tensor[] = [],
+): Tensor {
+  if (!needsGrad(inputs)) return out;
+  const next = inputs.map((t) => (t ? gradEdge(t) : null));
+  out.gradFn = new Node(name, next, backward, saved);
+  return out;
+}

@@ -1,0 +1,263 @@
+/**
+ * The primitive kernels every backend provides. A backend is arithmetic over typed arrays:
+ * it never sees a Tensor, never allocates, and never validates. `ops/` checks shapes, dtypes and
+ * bounds before it calls in (so a native backend can trust its arguments), allocates the output,
+ * and composes everything else (losses, attention, …) from these primitives.
+ *
+ * Conventions:
+ * - Lengths and offsets are in elements, not bytes.
+ * - "Contiguous" arguments are dense row-major runs starting at the given offset.
+ * - A `StridedView` reads element (i0, …, ik) of a logical shape at
+ *   `data[offset + i0*strides[0] + … + ik*strides[k]]`; a stride of 0 broadcasts.
+ * - Outputs are always contiguous and never alias an input unless a method says so.
+ * - bfloat16 is stored as the upper 16 bits of a float32 in a Uint16Array; backends only need
+ *   to convert it (`copy`), never compute in it. bool is a Uint8Array of 0/1.
+ */
+
+export type DType = "float32" | "float64" | "int32" | "bfloat16" | "bool";
+export type FloatDType = "float32" | "float64";
+export type TypedArray = Float32Array | Float64Array | Int32Array | Uint16Array | Uint8Array;
+
+export interface StridedView {
+  data: TypedArray;
+  offset: number;
+  strides: readonly number[];
+}
+
+/** Elementwise functions of one argument. `p0`/`p1` carry the op's scalar parameters. */
+export type UnaryOp =
+  | "neg"
+  | "abs"
+  | "sqrt"
+  | "rsqrt"
+  | "exp"
+  | "log"
+  | "tanh"
+  | "sigmoid"
+  | "relu"
+  | "gelu" // exact, with erf
+  | "gelu_tanh"
+  | "silu"
+  | "sign"
+  | "reciprocal"
+  | "square"
+  | "pow_scalar" // x ** p0
+  | "clamp" // min(max(x, p0), p1); ±Infinity for an open side
+  | "add_scalar" // x + p0
+  | "mul_scalar" // x * p0
+  | "rsub_scalar" // p0 - x
+  | "rdiv_scalar"; // p0 / x
+
+/**
+ * The derivative of a unary op applied to an incoming gradient: `out = grad * f'(…)`.
+ * Which saved tensor the kernel reads is fixed per op so that autograd keeps only that one:
+ * `x` (the input) for relu, gelu, gelu_tanh, silu, abs, pow_scalar, clamp;
+ * `y` (the output) for tanh, sigmoid, exp, sqrt, rsqrt, reciprocal.
+ */
+export type UnaryGradOp =
+  | "relu"
+  | "gelu"
+  | "gelu_tanh"
+  | "silu"
+  | "abs"
+  | "pow_scalar"
+  | "clamp"
+  | "tanh"
+  | "sigmoid"
+  | "exp"
+  | "sqrt"
+  | "rsqrt"
+  | "reciprocal";
+
+export type BinaryOp =
+  | "add"
+  | "sub"
+  | "mul"
+  | "div"
+  | "pow"
+  | "maximum"
+  | "minimum"
+  | "eq"
+  | "ne"
+  | "lt"
+  | "le"
+  | "gt"
+  | "ge"
+  | "logical_and"
+  | "logical_or";
+
+export type ReduceOp = "sum" | "max" | "min" | "prod";
+
+/**
+ * One (optionally batched) matrix product `out[b] = alpha * A[b] @ B[b] + beta * out[b]` with
+ * A of logical shape [M, K] and B of [K, N]. Each operand is addressed by a row stride and a column
+ * stride, one of which is 1 (row-major, or transposed without a copy). The output is contiguous
+ * [batch, M, N]. Batch strides may be 0 to broadcast an operand over the batch.
+ */
+export interface MatmulArgs {
+  batch: number;
+  m: number;
+  n: number;
+  k: number;
+  a: TypedArray;
+  aOffset: number;
+  aRowStride: number;
+  aColStride: number;
+  aBatchStride: number;
+  b: TypedArray;
+  bOffset: number;
+  bRowStride: number;
+  bColStride: number;
+  bBatchStride: number;
+  out: TypedArray;
+  outOffset: number;
+  alpha: number;
+  /** 0 overwrites `out` (its old contents may be garbage, even NaN); 1 accumulates into it. */
+  beta: number;
+}
+
+export interface AdamArgs {
+  n: number;
+  param: Float32Array | Float64Array;
+  grad: Float32Array | Float64Array;
+  expAvg: Float32Array | Float64Array;
+  expAvgSq: Float32Array | Float64Array;
+  /** Running max of expAvgSq for amsgrad, else null. */
+  maxExpAvgSq: Float32Array | Float64Array | null;
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+  /** AdamW: decay the parameter directly instead of adding weightDecay*param to the gradient. */
+  decoupled: boolean;
+  /** The step number after this update (1 on the first step), for bias correction. */
+  step: number;
+  maximize: boolean;
+}
+
+export interface SgdArgs {
+  n: number;
+  param: Float32Array | Float64Array;
+  grad: Float32Array | Float64Array;
+  /** Momentum buffer, or null when momentum is 0. */
+  momentumBuffer: Float32Array | Float64Array | null;
+  /** True on the first step: the buffer is initialised to the gradient instead of updated. */
+  firstStep: boolean;
+  lr: number;
+  momentum: number;
+  dampening: number;
+  nesterov: boolean;
+  weightDecay: number;
+  maximize: boolean;
+}
+
+export interface Backend {
+  readonly name: string;
+
+  /** out[outOffset .. outOffset+n) = value. */
+  fill(out: TypedArray, outOffset: number, n: number, value: number): void;
+
+  /**
+   * Gathers a strided view of `shape` into a contiguous `out` starting at outOffset, converting
+   * between dtypes if `src.data` and `out` differ (float↔int truncates toward zero as PyTorch;
+   * to bfloat16 rounds to nearest even; to bool is `!= 0`).
+   */
+  copy(src: StridedView, shape: readonly number[], out: TypedArray, outOffset: number): void;
+
+  /** out[i] = op(x[xOffset + i]) for i < n. x and out have the same dtype (float32 or float64). */
+  unary(op: UnaryOp, x: TypedArray, xOffset: number, out: TypedArray, n: number, p0?: number, p1?: number): void;
+
+  /** out[i] = grad[i] * op'(saved[i]); `saved` is x or y as listed on UnaryGradOp. */
+  unaryGrad(op: UnaryGradOp, grad: TypedArray, saved: TypedArray, savedOffset: number, out: TypedArray, n: number, p0?: number, p1?: number): void;
+
+  /**
+   * out = a op b over `shape` (broadcasting through zero strides), written contiguously.
+   * a and b share a dtype; out is that dtype, or bool (Uint8Array) for comparisons and logical ops.
+   */
+  binary(op: BinaryOp, a: StridedView, b: StridedView, shape: readonly number[], out: TypedArray): void;
+
+  /** out = cond ? a : b over `shape`; cond is bool, a and b share out's dtype. */
+  where(cond: StridedView, a: StridedView, b: StridedView, shape: readonly number[], out: TypedArray): void;
+
+  /**
+   * Reduces the middle axis of a contiguous [outer, size, inner] block into out[outer, inner].
+   * For max/min, `indices` (if given) receives the position of the first extreme along the axis
+   * (NaN counts as the extreme, as in PyTorch). sum of an empty axis is 0, prod is 1.
+   */
+  reduce(op: ReduceOp, x: TypedArray, xOffset: number, outer: number, size: number, inner: number, out: TypedArray, indices: Int32Array | null): void;
+
+  matmul(args: MatmulArgs): void;
+
+  /** Row-wise softmax (or log_softmax) of a contiguous [rows, cols] block, max-subtracted. */
+  softmax(x: TypedArray, xOffset: number, rows: number, cols: number, log: boolean, out: TypedArray): void;
+
+  /**
+   * Gradient of softmax (log=false: gradX = y*(g - Σ g*y)) or log_softmax
+   * (log=true: gradX = g - exp(y)*Σ g), given the forward output y.
+   */
+  softmaxBackward(grad: TypedArray, y: TypedArray, rows: number, cols: number, log: boolean, out: TypedArray): void;
+
+  /**
+   * Layer norm over the last `cols` elements of each row: out = (x-mean)*rstd*w + b. Writes the
+   * per-row mean and rstd (1/sqrt(var+eps), biased variance) for the backward.
+   */
+  layerNorm(
+    x: TypedArray,
+    rows: number,
+    cols: number,
+    weight: TypedArray | null,
+    bias: TypedArray | null,
+    eps: number,
+    out: TypedArray,
+    mean: TypedArray,
+    rstd: TypedArray,
+  ): void;
+
+  /** Gradients of layerNorm. gradWeight/gradBias are overwritten (not accumulated) when given. */
+  layerNormBackward(
+    grad: TypedArray,
+    x: TypedArray,
+    rows: number,
+    cols: number,
+    weight: TypedArray | null,
+    mean: TypedArray,
+    rstd: TypedArray,
+    gradX: TypedArray,
+    gradWeight: TypedArray | null,
+    gradBias: TypedArray | null,
+  ): void;
+
+  /**
+   * out[o, j, i] = x[o, index[j], i] for a contiguous x of [outer, size, inner] and out of
+   * [outer, index.length, inner]. Indices are already bounds-checked.
+   */
+  indexSelect(x: TypedArray, outer: number, size: number, inner: number, index: Int32Array, out: TypedArray): void;
+
+  /** The adjoint of indexSelect: out[o, index[j], i] += grad[o, j, i]; out is not cleared first. */
+  indexAdd(grad: TypedArray, outer: number, size: number, inner: number, index: Int32Array, out: TypedArray): void;
+
+  /**
+   * out[o, j, i] = x[o, index[o, j, i], i] for contiguous x [outer, size, inner] and index
+   * [outer, k, inner] (torch.gather along the middle axis).
+   */
+  gather(x: TypedArray, outer: number, size: number, inner: number, index: Int32Array, k: number, out: TypedArray): void;
+
+  /** The adjoint of gather: out[o, index[o, j, i], i] += src[o, j, i]; out is not cleared first. */
+  scatterAdd(src: TypedArray, outer: number, size: number, inner: number, index: Int32Array, k: number, out: TypedArray): void;
+
+  /**
+   * Keeps the lower (upper=false) or upper triangle of each of `batch` contiguous [rows, cols]
+   * matrices relative to `diagonal`, zeroing the rest (torch.tril / torch.triu).
+   */
+  triangle(x: TypedArray, batch: number, rows: number, cols: number, diagonal: number, upper: boolean, out: TypedArray): void;
+
+  /** One fused Adam/AdamW update of a flat parameter, in place on param and the moments. */
+  adamStep(args: AdamArgs): void;
+
+  /** One fused SGD update of a flat parameter, in place on param and the momentum buffer. */
+  sgdStep(args: SgdArgs): void;
+
+  /** Σ x[i]² over a contiguous run, in float64 (for clipGradNorm). */
+  sumSquares(x: TypedArray, xOffset: number, n: number): number;
+}

@@ -1,0 +1,122 @@
+import { getBackend } from "../backend/index.js";
+import { record } from "../autograd/record.js";
+import { broadcastShapes, formatShape } from "../tensor/shape.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { sumToShape } from "./reduction.js";
+import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
+import { expand, reshape, squeeze, transpose, unsqueeze } from "./view.js";
+
+/** Row and column strides of the last two dims, or null when neither is unit (needs a copy). */
+function matrixStrides(t: Tensor): [number, number] | null {
+  const rs = t.strides[t.ndim - 2];
+  const cs = t.strides[t.ndim - 1];
+  const rows = t.shape[t.ndim - 2];
+  const cols = t.shape[t.ndim - 1];
+  if (cs === 1 || cols === 1) return [rows === 1 ? cols : rs, 1];
+  if (rs === 1 || rows === 1) return [1, cols === 1 ? rows : cs];
+  return null;
+}
+
+/** One stride that walks all batch dims in order, or null when they do not collapse. */
+function batchStride(t: Tensor, batchDims: number): number | null {
+  let stride: number | null = null;
+  let expected = 0;
+  for (let i = batchDims - 1; i >= 0; i--) {
+    if (t.shape[i] === 1) continue;
+    if (stride === null) {
+      stride = t.strides[i];
+      expected = stride * t.shape[i];
+    } else if (t.strides[i] === expected || (stride === 0 && t.strides[i] === 0)) {
+      expected = t.strides[i] * t.shape[i];
+    } else return null;
+  }
+  return stride ?? 0;
+}
+
+/** [..., M, K] @ [..., K, N] with broadcast batch dims; both at least 2-D. */
+function batchedMatmul(a: Tensor, b: Tensor): Tensor {
+  const m = a.shape[a.ndim - 2];
+  const k = a.shape[a.ndim - 1];
+  const n = b.shape[b.ndim - 1];
+  if (b.shape[b.ndim - 2] !== k) {
+    throw new RangeError(`matmul: the inner dimensions do not match: ${formatShape(a.shape)} @ ${formatShape(b.shape)} (${k} vs ${b.shape[b.ndim - 2]})`);
+  }
+  const batchShape = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2), "matmul");
+  const batch = batchShape.reduce((x, y) => x * y, 1);
+  const prepare = (t: Tensor, rows: number, cols: number) => {
+    let v = expand(t.detach(), [...batchShape, rows, cols]);
+    let ms = matrixStrides(v);
+    let bs = batchStride(v, batchShape.length);
+    if (!ms || bs === null) {
+      v = contiguousData(v);
+      ms = [cols, 1];
+      bs = rows * cols;
+    }
+    return { v, ms, bs };
+  };
+  const pa = prepare(a, m, k);
+  const pb = prepare(b, k, n);
+  const out = emptyTensor(a.dtype, [...batchShape, m, n]);
+  getBackend().matmul({
+    batch,
+    m,
+    n,
+    k,
+    a: pa.v.storage.data,
+    aOffset: pa.v.offset,
+    aRowStride: pa.ms[0],
+    aColStride: pa.ms[1],
+    aBatchStride: pa.bs,
+    b: pb.v.storage.data,
+    bOffset: pb.v.offset,
+    bRowStride: pb.ms[0],
+    bColStride: pb.ms[1],
+    bBatchStride: pb.bs,
+    out: out.storage.data,
+    outOffset: 0,
+    alpha: 1,
+    beta: 0,
+  });
+  return record(
+    out,
+    "MatmulBackward",
+    [a, b],
+    (g) => [
+      a.requiresGrad ? sumToShape(batchedMatmul(g, transpose(b, -1, -2)), a.shape) : null,
+      b.requiresGrad ? sumToShape(batchedMatmul(transpose(a, -1, -2), g), b.shape) : null,
+    ],
+    [a, b],
+  );
+}
+
+/** torch.matmul: dot, matrix-vector, matrix-matrix and batched products with broadcasting. */
+export function matmul(a: Tensor, b: Tensor): Tensor {
+  assertTensor(a, "matmul");
+  assertTensor(b, "matmul", "other");
+  assertFloating(a, "matmul");
+  assertSameDType(a, b, "matmul");
+  if (a.ndim === 0 || b.ndim === 0) {
+    throw new RangeError(`matmul: both arguments need at least 1 dimension, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
+  }
+  if (a.ndim === 1 && b.ndim === 1) {
+    if (a.shape[0] !== b.shape[0]) throw new RangeError(`matmul: vectors of different lengths: ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
+    return reshape(batchedMatmul(unsqueeze(a, 0), unsqueeze(b, 1)), []);
+  }
+  if (a.ndim === 1) return squeeze(batchedMatmul(unsqueeze(a, 0), b), -2);
+  if (b.ndim === 1) return squeeze(batchedMatmul(a, unsqueeze(b, 1)), -1);
+  return batchedMatmul(a, b);
+}
+
+/** torch.mm: strictly 2-D. */
+export function mm(a: Tensor, b: Tensor): Tensor {
+  if (a.ndim !== 2 || b.ndim !== 2) throw new RangeError(`mm: expected 2-D tensors, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
+  return matmul(a, b);
+}
+
+/** torch.bmm: strictly 3-D with equal batch sizes. */
+export function bmm(a: Tensor, b: Tensor): Tensor {
+  if (a.ndim !== 3 || b.ndim !== 3 || a.shape[0] !== b.shape[0]) {
+    throw new RangeError(`bmm: expected 3-D tensors with the same batch size, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
+  }
+  return matmul(a, b);
+}

@@ -1,0 +1,73 @@
+import { getBackend } from "../backend/index.js";
+import { record } from "../autograd/record.js";
+import { formatShape, normalizeDim, shapesEqual, type Shape } from "../tensor/shape.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { to } from "./creation.js";
+import { expand, reshape } from "./view.js";
+import { assertTensor, contiguousData, emptyTensor } from "./util.js";
+
+export type Dims = number | readonly number[] | null | undefined;
+
+/** Sorted, de-duplicated non-negative dims; all dims when none are given. */
+export function reductionDims(dims: Dims, ndim: number, op: string): number[] {
+  if (dims === null || dims === undefined) return Array.from({ length: ndim }, (_, i) => i);
+  const list = typeof dims === "number" ? [dims] : [...dims];
+  const out = [...new Set(list.map((d) => normalizeDim(d, ndim, op)))].sort((a, b) => a - b);
+  if (out.length !== list.length) throw new RangeError(`${op}: dim ${formatShape(list)} appears more than once`);
+  return out;
+}
+
+/** The shape after reducing `dims`, with size-1 dims kept or dropped. */
+export function reducedShape(shape: Shape, dims: readonly number[], keepdim: boolean): number[] {
+  const out: number[] = [];
+  shape.forEach((d, i) => {
+    if (!dims.includes(i)) out.push(d);
+    else if (keepdim) out.push(1);
+  });
+  return out;
+}
+
+/** Sums one axis of a contiguous tensor with the backend's [outer, size, inner] kernel. */
+function sumAxis(x: Tensor, dim: number): Tensor {
+  const outer = x.shape.slice(0, dim).reduce((a, b) => a * b, 1);
+  const inner = x.shape.slice(dim + 1).reduce((a, b) => a * b, 1);
+  const shape = x.shape.map((d, i) => (i === dim ? 1 : d));
+  const out = emptyTensor(x.dtype, shape);
+  getBackend().reduce("sum", x.storage.data, x.offset, outer, x.shape[dim], inner, out.storage.data, null);
+  return out;
+}
+
+/** The sum over dims (all when omitted); int32 and bool sum to int32. */
+export function sum(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  assertTensor(x, "sum");
+  const dims = reductionDims(dim, x.ndim, "sum");
+  let acc = contiguousData(x, x.dtype === "bool" ? "int32" : x.dtype);
+  // Reducing the highest dim first keeps every intermediate contiguous.
+  for (let i = dims.length - 1; i >= 0; i--) acc = sumAxis(acc, dims[i]);
+  const outShape = reducedShape(x.shape, dims, keepdim);
+  const out = acc.numel === 1 && outShape.length === 0 ? reshape(acc.detach(), []) : reshape(acc.detach(), outShape);
+  const kept = reducedShape(x.shape, dims, true);
+  return record(out.detach(), "SumBackward", [x], (g) => [expand(reshape(g, kept), x.shape)]);
+}
+
+export function mean(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  assertTensor(x, "mean");
+  if (x.dtype !== "float32" && x.dtype !== "float64") {
+    throw new TypeError(`mean: expected a floating point tensor, got ${x.dtype}; convert it with .to("float32") first`);
+  }
+  const dims = reductionDims(dim, x.ndim, "mean");
+  const count = dims.reduce((n, d) => n * x.shape[d], 1);
+  return sum(x, dims, keepdim).mul(1 / count);
+}
+
+/** Sums a broadcast gradient back to the shape of the input it was broadcast from. */
+export function sumToShape(g: Tensor, shape: Shape): Tensor {
+  if (shapesEqual(g.shape, shape)) return g;
+  const lead = g.ndim - shape.length;
+  const dims: number[] = [];
+  for (let i = 0; i < g.ndim; i++) if (i < lead || (shape[i - lead] === 1 && g.shape[i] !== 1)) dims.push(i);
+  const summed = dims.length > 0 ? sum(g, dims, true) : g;
+  return reshape(summed, shape);
+}
+
+export { to as castTo };

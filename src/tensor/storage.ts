@@ -1,0 +1,116 @@
+import type { DType, TypedArray } from "./dtype.js";
+import { arrayTypeOf, itemSize } from "./dtype.js";
+
+/**
+ * Tensor memory. Every storage lives in a SharedArrayBuffer so that the communication worker
+ * thread can reduce into it in place and native kernels can read it without a copy.
+ *
+ * Buffers are recycled through a pool keyed by byte length: a training loop allocates the same
+ * sizes every step, and a fresh multi-megabyte buffer costs page faults and zeroing each time.
+ * A buffer goes back to the pool when its Storage becomes unreachable (FinalizationRegistry), or
+ * at once through `release()` when the caller knows nothing else holds it (autograd does this
+ * for gradients it consumed). A storage whose array was handed to user code (`expose()`) is
+ * never recycled, since the user's array may outlive the Storage object.
+ */
+export class Storage {
+  readonly dtype: DType;
+  readonly data: TypedArray;
+  /** Bumped by every in-place op, so autograd can tell a saved tensor was modified after saving. */
+  version = 0;
+  private exposed = false;
+  private released = false;
+
+  constructor(dtype: DType, data: TypedArray) {
+    this.dtype = dtype;
+    this.data = data;
+  }
+
+  get length(): number {
+    return this.data.length;
+  }
+
+  /** Marks the array as escaped to user code: it will never be reused by the pool. */
+  expose(): TypedArray {
+    if (!this.exposed) {
+      this.exposed = true;
+      registry.unregister(this);
+    }
+    return this.data;
+  }
+
+  /** Returns the buffer to the pool now. Only for storages that no tensor will touch again. */
+  release(): void {
+    if (this.exposed || this.released) return;
+    this.released = true;
+    registry.unregister(this);
+    pool.put(this.data.buffer as SharedArrayBuffer);
+  }
+}
+
+const POOL_LIMIT_BYTES = Number(process.env.RINGTORCH_POOL_MB ?? 512) * 1024 * 1024;
+const MIN_POOLED_BYTES = 4096;
+
+class BufferPool {
+  private free = new Map<number, SharedArrayBuffer[]>();
+  private bytes = 0;
+
+  take(byteLength: number): SharedArrayBuffer | undefined {
+    const list = this.free.get(byteLength);
+    const buf = list?.pop();
+    if (buf) this.bytes -= byteLength;
+    return buf;
+  }
+
+  put(buf: SharedArrayBuffer): void {
+    if (buf.byteLength < MIN_POOLED_BYTES || this.bytes + buf.byteLength > POOL_LIMIT_BYTES) return;
+    let list = this.free.get(buf.byteLength);
+    if (!list) this.free.set(buf.byteLength, (list = []));
+    list.push(buf);
+    this.bytes += buf.byteLength;
+  }
+
+  clear(): void {
+    this.free.clear();
+    this.bytes = 0;
+  }
+
+  get pooledBytes(): number {
+    return this.bytes;
+  }
+}
+
+const pool = new BufferPool();
+const registry = new FinalizationRegistry<SharedArrayBuffer>((buf) => pool.put(buf));
+
+/** Allocates storage for n elements; zeroed unless `zero` is false (then contents are arbitrary). */
+export function allocate(dtype: DType, n: number, zero = true): Storage {
+  const Ctor = arrayTypeOf(dtype);
+  const byteLength = n * itemSize(dtype);
+  const recycled = byteLength >= MIN_POOLED_BYTES ? pool.take(byteLength) : undefined;
+  const data = new Ctor(recycled ?? new SharedArrayBuffer(byteLength), 0, n);
+  if (recycled && zero) data.fill(0);
+  const storage = new Storage(dtype, data);
+  if (byteLength >= MIN_POOLED_BYTES) registry.register(storage, data.buffer as SharedArrayBuffer, storage);
+  return storage;
+}
+
+/** Wraps an existing array (copied into shared memory unless it already is). */
+export function storageFrom(dtype: DType, values: TypedArray): Storage {
+  if (values.buffer instanceof SharedArrayBuffer && values.byteOffset === 0 && values.length * itemSize(dtype) === values.buffer.byteLength) {
+    const s = new Storage(dtype, values);
+    s.expose();
+    return s;
+  }
+  const s = allocate(dtype, values.length, false);
+  (s.data as unknown as { set(a: ArrayLike<number>): void }).set(values);
+  return s;
+}
+
+export const memoryPool = {
+  get pooledBytes(): number {
+    return pool.pooledBytes;
+  },
+  clear(): void {
+    pool.clear();
+  },
+};

@@ -1,0 +1,119 @@
+import type { DType, TypedArray } from "./dtype.js";
+import type { Storage } from "./storage.js";
+import { contiguousStrides, numelOf, normalizeDim, type Shape } from "./shape.js";
+
+/**
+ * The part of an autograd graph node that a tensor needs to know about. The engine and the
+ * node classes live in `autograd/`; this layer only stores the reference.
+ */
+export interface GradFn {
+  readonly name: string;
+}
+
+export type NestedArray = number | NestedArray[];
+
+/**
+ * A view of a Storage: shape, strides and offset (the layout) are kept apart from the memory,
+ * so views (`view`, `transpose`, slicing, `expand`, …) only make a new layout.
+ *
+ * Ops install their methods on this class (`ops/methods.ts`, `autograd/tensor_methods.ts`), so
+ * that this file stays free of arithmetic and the layers stay one-directional.
+ */
+export class Tensor {
+  readonly storage: Storage;
+  readonly shape: readonly number[];
+  readonly strides: readonly number[];
+  readonly offset: number;
+  readonly dtype: DType;
+
+  /** The accumulated gradient of a leaf (or of a non-leaf after retainGrad()). */
+  grad: Tensor | null = null;
+  /** The graph node that produced this tensor, or null for a leaf. */
+  gradFn: GradFn | null = null;
+  private requiresGradFlag = false;
+  /** Autograd bookkeeping (accumulator node of a leaf, hooks); owned by `autograd/`. */
+  autogradMeta: unknown = null;
+
+  constructor(storage: Storage, shape: Shape, strides?: Shape, offset = 0) {
+    this.storage = storage;
+    this.dtype = storage.dtype;
+    this.shape = Object.freeze([...shape]);
+    this.strides = Object.freeze(strides ? [...strides] : contiguousStrides(shape));
+    this.offset = offset;
+  }
+
+  get numel(): number {
+    return numelOf(this.shape);
+  }
+
+  get ndim(): number {
+    return this.shape.length;
+  }
+
+  dim(): number {
+    return this.shape.length;
+  }
+
+  size(dim?: number): number | readonly number[] {
+    if (dim === undefined) return this.shape;
+    return this.shape[normalizeDim(dim, this.ndim, "size")];
+  }
+
+  stride(dim?: number): number | readonly number[] {
+    if (dim === undefined) return this.strides;
+    return this.strides[normalizeDim(dim, this.ndim, "stride")];
+  }
+
+  get requiresGrad(): boolean {
+    return this.requiresGradFlag || this.gradFn !== null;
+  }
+
+  set requiresGrad(value: boolean) {
+    if (this.gradFn !== null && !value) {
+      throw new Error("requiresGrad: you can only change requiresGrad of leaf tensors; use detach() to take a tensor out of the graph");
+    }
+    if (value && this.dtype !== "float32" && this.dtype !== "float64" && this.dtype !== "bfloat16") {
+      throw new TypeError(`requiresGrad: only floating point tensors can require gradients, got dtype ${this.dtype}`);
+    }
+    this.requiresGradFlag = value;
+  }
+
+  /** Sets requiresGrad in place and returns this (torch's requires_grad_). */
+  requiresGrad_(value = true): this {
+    this.requiresGrad = value;
+    return this;
+  }
+
+  get isLeaf(): boolean {
+    return this.gradFn === null;
+  }
+
+  isContiguous(): boolean {
+    let expected = 1;
+    for (let i = this.shape.length - 1; i >= 0; i--) {
+      if (this.shape[i] !== 1 && this.strides[i] !== expected) return false;
+      expected *= this.shape[i];
+    }
+    return true;
+  }
+
+  /** A tensor sharing this one's memory, outside of any autograd graph. */
+  detach(): Tensor {
+    return new Tensor(this.storage, this.shape, this.strides, this.offset);
+  }
+
+  /** True when this tensor's elements are exactly storage[offset .. offset+numel). */
+  isDenseRun(): boolean {
+    return this.isContiguous();
+  }
+
+  /** A readable form of the element type for messages. */
+  describe(): string {
+    return `Tensor(shape=[${this.shape.join(", ")}], dtype=${this.dtype})`;
+  }
+}
+
+/** Typed view of the live memory for a contiguous tensor (offset applied). */
+export function denseData(t: Tensor): TypedArray {
+  return t.storage.data.subarray(t.offset, t.offset + t.numel) as TypedArray;
+}
