@@ -1,4 +1,4 @@
-import type { Tensor } from "../tensor/tensor.js";
+import { Tensor } from "../tensor/tensor.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
 import { add, addInPlace } from "../ops/elementwise.js";
 import { clone, onesLike } from "../ops/creation.js";
@@ -71,7 +71,7 @@ export function runBackward(
       if (grad) {
         for (const hook of node.preHooks) {
           const replaced = hook(grad);
-          if (replaced) {
+          if (replaced instanceof Tensor) {
             grad = replaced;
             owned = false;
           }

@@ -10,8 +10,11 @@ export interface RemovableHandle {
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
-    /** Computes the gradient of this tensor w.r.t. graph leaves (scalar, or with `gradient`). */
-    backward(gradient?: Tensor | null, options?: BackwardOptions): void;
+    /**
+     * Computes the gradient of this tensor w.r.t. graph leaves: `loss.backward()` for a scalar,
+     * `y.backward(gradient)` otherwise; options may come alone: `loss.backward({ retainGraph: true })`.
+     */
+    backward(gradient?: Tensor | BackwardOptions | null, options?: BackwardOptions): void;
     /** Calls hook with this tensor's gradient during backward; a returned tensor replaces it. */
     registerHook(hook: TensorHook): RemovableHandle;
     /** Calls hook with this leaf after its .grad has been updated during backward. */
@@ -37,8 +40,9 @@ function hookNode(t: Tensor, what: string): Node {
   return node;
 }
 
-Tensor.prototype.backward = function (this: Tensor, gradient?: Tensor | null, options: BackwardOptions = {}): void {
-  runBackward([this], [gradient ?? null], options);
+Tensor.prototype.backward = function (this: Tensor, gradient?: Tensor | BackwardOptions | null, options: BackwardOptions = {}): void {
+  if (gradient && !(gradient instanceof Tensor)) runBackward([this], [null], gradient);
+  else runBackward([this], [gradient ?? null], options);
 };
 
 Tensor.prototype.registerHook = function (this: Tensor, hook: TensorHook): RemovableHandle {

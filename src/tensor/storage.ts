@@ -7,9 +7,11 @@ import { arrayTypeOf, itemSize } from "./dtype.js";
  *
  * Buffers are recycled through a pool keyed by byte length: a training loop allocates the same
  * sizes every step, and a fresh multi-megabyte buffer costs page faults and zeroing each time.
- * A buffer goes back to the pool when its Storage becomes unreachable (FinalizationRegistry), or
- * at once through `release()` when the caller knows nothing else holds it (autograd does this
- * for gradients it consumed). A storage whose array was handed to user code (`expose()`) is
+ * A buffer goes back to the pool only through `release()`, called where the caller knows nothing
+ * else holds it (autograd does this for gradients it consumed); everything else is freed by the
+ * garbage collector. (A FinalizationRegistry cannot feed the pool: it holds its values strongly
+ * until its callback runs, and the callback never runs inside a synchronous training loop, so
+ * every buffer would be kept.) A storage whose array was handed to user code (`expose()`) is
  * never recycled, since the user's array may outlive the Storage object.
  */
 export class Storage {
@@ -31,10 +33,7 @@ export class Storage {
 
   /** Marks the array as escaped to user code: it will never be reused by the pool. */
   expose(): TypedArray {
-    if (!this.exposed) {
-      this.exposed = true;
-      registry.unregister(this);
-    }
+    this.exposed = true;
     return this.data;
   }
 
@@ -42,7 +41,6 @@ export class Storage {
   release(): void {
     if (this.exposed || this.released) return;
     this.released = true;
-    registry.unregister(this);
     pool.put(this.data.buffer as SharedArrayBuffer);
   }
 }
@@ -80,7 +78,6 @@ class BufferPool {
 }
 
 const pool = new BufferPool();
-const registry = new FinalizationRegistry<SharedArrayBuffer>((buf) => pool.put(buf));
 
 /** Allocates storage for n elements; zeroed unless `zero` is false (then contents are arbitrary). */
 export function allocate(dtype: DType, n: number, zero = true): Storage {
@@ -89,9 +86,7 @@ export function allocate(dtype: DType, n: number, zero = true): Storage {
   const recycled = byteLength >= MIN_POOLED_BYTES ? pool.take(byteLength) : undefined;
   const data = new Ctor(recycled ?? new SharedArrayBuffer(byteLength), 0, n);
   if (recycled && zero) data.fill(0);
-  const storage = new Storage(dtype, data);
-  if (byteLength >= MIN_POOLED_BYTES) registry.register(storage, data.buffer as SharedArrayBuffer, storage);
-  return storage;
+  return new Storage(dtype, data);
 }
 
 /** Wraps an existing array (copied into shared memory unless it already is). */
