@@ -14,6 +14,18 @@ export interface BackwardOptions {
   createGraph?: boolean;
 }
 
+let finalCallbacks: (() => void)[] | null = null;
+
+/**
+ * Runs fn once the backward pass now in progress has finished every node (torch's
+ * Variable._execution_engine.queue_callback). DDP waits for its bucket all-reduces here, so that
+ * backward() returns with averaged gradients. Only callable during backward.
+ */
+export function queueCallback(fn: () => void): void {
+  if (!finalCallbacks) throw new Error("queueCallback: can only be called while a backward pass is running (from a hook)");
+  finalCallbacks.push(fn);
+}
+
 interface Pending {
   grad: Tensor;
   /** The engine made this tensor and nothing else holds it: a leaf may adopt it as its .grad. */
@@ -60,6 +72,9 @@ export function runBackward(
   for (const node of new Set(rootNodes)) if ((dependencies.get(node) ?? 0) === 0) ready.push(node);
 
   const previousGradMode = isGradEnabled();
+  const outerCallbacks = finalCallbacks;
+  const callbacks: (() => void)[] = [];
+  finalCallbacks = callbacks;
   setGradEnabled(createGraph);
   try {
     while (ready.size > 0) {
@@ -95,7 +110,10 @@ export function runBackward(
         if (left === 0) ready.push(nextNode);
       });
     }
+    // Callbacks may queue more callbacks; run until none are left.
+    for (let i = 0; i < callbacks.length; i++) callbacks[i]();
   } finally {
+    finalCallbacks = outerCallbacks;
     setGradEnabled(previousGradMode);
   }
   return captured;
