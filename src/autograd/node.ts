@@ -2,7 +2,8 @@ import type { GradFn, Tensor } from "../tensor/tensor.js";
 
 /** Computes the gradients of a node's inputs from the gradient of its output. */
 export type BackwardFn = (grad: Tensor) => readonly (Tensor | null)[];
-export type TensorHook = (grad: Tensor) => Tensor | void;
+/** A hook on a gradient; if it returns a Tensor, that tensor replaces the gradient. */
+export type TensorHook = (grad: Tensor) => unknown;
 export type PostAccumulateGradHook = (param: Tensor) => void;
 
 let nextSequenceNr = 0;

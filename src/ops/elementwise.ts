@@ -292,7 +292,7 @@ export function clamp(x: Tensor, min?: number | null, max?: number | null): Tens
   assertTensor(x, "clamp");
   const lo = min ?? Number.NEGATIVE_INFINITY;
   const hi = max ?? Number.POSITIVE_INFINITY;
-  if (lo > hi) throw new RangeError(`clamp: min (${lo}) is greater than max (${hi})`);
+  // As in PyTorch, min > max is allowed and yields max everywhere (the gradient is then zero).
   const y = unaryRaw("clamp", x, lo, hi);
   return record(
     y,

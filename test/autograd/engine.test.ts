@@ -157,3 +157,18 @@ test("gradcheck catches a wrong gradient", () => {
   };
   assert.throws(() => rt.autograd.gradcheck(wrong, [x]), /by finite differences/);
 });
+
+test("queueCallback runs once after every node of the backward, and only during backward", () => {
+  const w = rt.tensor([1, 2], { requiresGrad: true });
+  const v = rt.tensor([3, 4], { requiresGrad: true });
+  const events: string[] = [];
+  w.registerPostAccumulateGradHook(() => {
+    events.push("w");
+    rt.autograd.queueCallback(() => events.push(`final sees v.grad=${v.grad !== null}`));
+  });
+  v.registerPostAccumulateGradHook(() => events.push("v"));
+  w.mul(v).sum().backward();
+  assert.deepEqual(events.slice(-1), ["final sees v.grad=true"]);
+  assert.equal(events.length, 3);
+  assert.throws(() => rt.autograd.queueCallback(() => {}), /only be called while a backward pass is running/);
+});

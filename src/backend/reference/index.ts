@@ -1,0 +1,40 @@
+import type { Backend } from "../backend.js";
+import { binary, unary, unaryGrad, where } from "./elementwise.js";
+import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
+import { matmul } from "./matmul.js";
+import { layerNorm, layerNormBackward } from "./norm.js";
+import { adamStep, sgdStep } from "./optim.js";
+import { reduce, sumSquares } from "./reduce.js";
+import { softmax, softmaxBackward } from "./softmax.js";
+import { copy, fill } from "./strided.js";
+
+/**
+ * Plain TypeScript kernels, written to be obviously correct rather than fast: the oracle that the
+ * native `cpu` backend is tested against, and the fallback when the addon is not built.
+ * Arithmetic runs in float64 and is rounded once when stored into a float32 output.
+ */
+export const referenceBackend: Backend = {
+  name: "reference",
+  fill,
+  copy,
+  unary,
+  unaryGrad,
+  binary,
+  where,
+  reduce,
+  matmul,
+  softmax,
+  softmaxBackward,
+  layerNorm,
+  layerNormBackward,
+  indexSelect,
+  indexAdd,
+  gather,
+  scatterAdd,
+  triangle,
+  adamStep,
+  sgdStep,
+  sumSquares,
+};
+
+export { bf16ToFloat, floatToBf16 } from "./convert.js";

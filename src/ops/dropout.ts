@@ -1,0 +1,26 @@
+import type { Generator } from "../tensor/random.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { rand, to } from "./creation.js";
+import { lt, mul } from "./elementwise.js";
+import { assertFloating, assertTensor } from "./util.js";
+
+export interface DropoutOptions {
+  /** Off (the default is on) makes dropout the identity, as in evaluation mode. */
+  training?: boolean;
+  generator?: Generator;
+}
+
+/**
+ * torch.nn.functional.dropout: zeroes each element with probability p and scales the survivors
+ * by 1/(1 − p), so the expectation is unchanged. The gradient is the same mask and scale, which
+ * autograd gets from the multiplication.
+ */
+export function dropout(x: Tensor, p = 0.5, options: DropoutOptions = {}): Tensor {
+  assertTensor(x, "dropout");
+  assertFloating(x, "dropout");
+  if (!(p >= 0 && p <= 1)) throw new RangeError(`dropout: the probability p must be in [0, 1], got ${p}`);
+  if (options.training === false || p === 0) return x;
+  if (p === 1) return mul(x, 0);
+  const keep = lt(rand(x.shape, { dtype: x.dtype, generator: options.generator }), 1 - p);
+  return mul(x, mul(to(keep, x.dtype), 1 / (1 - p)));
+}
