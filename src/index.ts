@@ -3,11 +3,22 @@
  *
  *   import { tensor, nn, optim, data, dist, checkpoint } from "ringtorch";
  */
+import "./wiring.js";
+
 export * from "./ops/index.js";
 export { Tensor } from "./tensor/tensor.js";
 export type { DType, TypedArray } from "./tensor/dtype.js";
-export { Generator, manualSeed, defaultGenerator, getRngState, setRngState } from "./tensor/random.js";
+export { Generator, manualSeed, defaultGenerator, getRngState, setRngState, type GeneratorState } from "./tensor/random.js";
 export { memoryPool } from "./tensor/storage.js";
 export { getBackend, setBackend, backendName, withBackend } from "./backend/index.js";
 export { noGrad, enableGrad, isGradEnabled, setGradEnabled } from "./autograd/grad_mode.js";
 export * as autograd from "./autograd/index.js";
+export * as nn from "./nn/index.js";
+export * as optim from "./optim/index.js";
+export * as data from "./data/index.js";
+export * as serialization from "./serialization/index.js";
+export { save, load } from "./serialization/index.js";
+export * as dist from "./distributed/index.js";
+export * as checkpoint from "./checkpoint/index.js";
+export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./parallel/ddp.js";
+export * as parallel from "./parallel/index.js";

@@ -1,4 +1,5 @@
 import { Generator } from "../tensor/random.js";
+import { randperm } from "./permutation.js";
 
 export interface DistributedSamplerOptions {
   /** Number of ranks sharing the dataset (default: the process group's world size, else WORLD_SIZE, else 1). */
@@ -115,7 +116,7 @@ export class DistributedSampler implements Iterable<number> {
   /** The full ordered index list of this epoch, before it is split between ranks. */
   epochIndices(): number[] {
     const n = this.datasetLength;
-    const indices = this.shuffle ? randperm(n, new Generator(this.seed + this.epoch)) : Array.from({ length: n }, (_, i) => i);
+    const indices = this.shuffle ? Array.from(randperm(n, new Generator(this.seed + this.epoch))) : Array.from({ length: n }, (_, i) => i);
     if (this.evaluation) return indices;
     const total = this.totalSize;
     if (this.dropLast) return indices.slice(0, total);
@@ -135,16 +136,6 @@ export class DistributedSampler implements Iterable<number> {
   [Symbol.iterator](): Iterator<number> {
     return this.indices()[Symbol.iterator]();
   }
-}
-
-/** A uniformly random permutation of 0..n-1 (Fisher–Yates). */
-export function randperm(n: number, generator: Generator): number[] {
-  const p = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = generator.randint(0, i + 1);
-    [p[i], p[j]] = [p[j], p[i]];
-  }
-  return p;
 }
 
 /**

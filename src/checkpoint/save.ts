@@ -1,0 +1,121 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { getRngState } from "../tensor/random.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { contiguousData } from "../ops/util.js";
+import { clone } from "../ops/creation.js";
+import { safetensorsChunks } from "../serialization/io.js";
+import { AsyncCheckpointWriter } from "./async_writer.js";
+import { prune, stepDirName } from "./directory.js";
+import { FORMAT_VERSION, type Manifest, type ManifestFile } from "./manifest.js";
+import { splitState } from "./state_split.js";
+import { runWriteJob, writeFiles, type FileToWrite, type WriteJob } from "./write_dir.js";
+import { distributedContext, type DistributedContext } from "./world.js";
+
+export const STATE_FILE = "state.json";
+
+export interface SaveOptions {
+  /** The training step this checkpoint captures; it names the directory (step_00000042). */
+  step: number;
+  /**
+   * Write in a background thread: the call returns once the tensors are copied, and the
+   * returned promise resolves when the checkpoint is on disk. Default false.
+   */
+  async?: boolean;
+  /** Keep only the newest N complete checkpoints (default: keep all). */
+  keepLast?: number;
+  /**
+   * State that differs per rank (a shard of a sharded model or optimizer). Every rank writes its
+   * own `rank_<r>.*` files; rank 0 writes the replicated state and the manifest last.
+   */
+  sharded?: Record<string, unknown>;
+  /** Overrides the distributed rank, world size and barrier (default: the process group, else one process). */
+  world?: Partial<DistributedContext>;
+}
+
+/** Things with a stateDict() (modules, optimizers, schedulers, samplers) are saved through it. */
+function toSavable(state: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(state)) {
+    const sd = v && typeof v === "object" && "stateDict" in v && typeof (v as { stateDict: unknown }).stateDict === "function";
+    out[k] = sd ? (v as { stateDict(): unknown }).stateDict() : v;
+  }
+  return out;
+}
+
+/** Encodes tensor groups and the JSON state into file chunks; `copy` snapshots tensors for an async write. */
+function prepareFiles(state: Record<string, unknown>, prefix: string, copy: boolean): FileToWrite[] {
+  const { json, files } = splitState(state);
+  const out: FileToWrite[] = [];
+  for (const [file, tensors] of files) {
+    const snapshot = new Map<string, Tensor>();
+    for (const [name, t] of tensors) snapshot.set(name, copy ? clone(t.detach()) : contiguousData(t.detach()));
+    out.push({ name: `${prefix}${file}.safetensors`, chunks: safetensorsChunks(snapshot) });
+  }
+  out.push({ name: `${prefix}${STATE_FILE}`, chunks: [new TextEncoder().encode(JSON.stringify(json))] });
+  return out;
+}
+
+let writer: AsyncCheckpointWriter | null = null;
+
+/**
+ * Saves a training state under `root/step_<step>/`: tensors in safetensors files (the model's
+ * with PyTorch's names), everything else in JSON, the RNG state included, and the manifest with
+ * checksums last. Values with a stateDict() method (module, optimizer, scheduler, sampler) are
+ * saved through it.
+ *
+ * Across ranks: replicated state is written by rank 0 alone; with a synchronous save the other
+ * ranks wait at a barrier until it is on disk. Sharded state is written by every rank.
+ */
+export async function save(root: string, state: Record<string, unknown>, options: SaveOptions): Promise<Manifest | null> {
+  const { step } = options;
+  if (!Number.isInteger(step) || step < 0) throw new RangeError(`checkpoint.save: step must be a non-negative integer, got ${step}`);
+  const world = { ...distributedContext(), ...options.world };
+  const dir = join(root, stepDirName(step));
+  const asyncWrite = options.async ?? false;
+  if (asyncWrite && options.sharded && world.worldSize > 1) {
+    throw new Error("checkpoint.save: sharded state across ranks is saved synchronously (the manifest needs every rank's files); drop async");
+  }
+  // Sharded state: every rank writes its own files and their list, then waits for the others,
+  // so that rank 0 can put every rank's files into the manifest it writes last.
+  let shardFiles: ManifestFile[] = [];
+  if (options.sharded) {
+    const prefix = `rank_${String(world.rank).padStart(5, "0")}.`;
+    const files = prepareFiles(toSavable(options.sharded), prefix, asyncWrite);
+    if (world.worldSize > 1) {
+      writeJsonFile(dir, `${prefix}files.json`, writeFiles(dir, files));
+      world.barrier();
+      if (world.rank === 0) shardFiles = readShardLists(dir, world.worldSize);
+    } else shardFiles = writeFiles(dir, files);
+  }
+  let result: Manifest | null = null;
+  if (world.rank === 0) {
+    const job: WriteJob = {
+      dir,
+      files: prepareFiles({ ...toSavable(state), rng: getRngState() }, "", asyncWrite),
+      manifest: { format: "ringtorch-checkpoint", version: FORMAT_VERSION, step, worldSize: world.worldSize, createdAt: new Date().toISOString(), extraFiles: shardFiles },
+    };
+    result = asyncWrite ? await (writer ??= new AsyncCheckpointWriter()).write(job) : runWriteJob(job);
+    if (options.keepLast !== undefined) prune(root, options.keepLast);
+  }
+  if (!asyncWrite) world.barrier();
+  return result;
+}
+
+function writeJsonFile(dir: string, name: string, value: unknown): void {
+  writeFiles(dir, [{ name, chunks: [new TextEncoder().encode(JSON.stringify(value))] }]);
+}
+
+function readShardLists(dir: string, worldSize: number): ManifestFile[] {
+  const all: ManifestFile[] = [];
+  for (let r = 0; r < worldSize; r++) {
+    const path = join(dir, `rank_${String(r).padStart(5, "0")}.files.json`);
+    all.push(...(JSON.parse(readFileSync(path, "utf8")) as ManifestFile[]));
+  }
+  return all;
+}
+
+/** Resolves when every asynchronous save started by this process has reached the disk. */
+export function flush(): Promise<void> {
+  return writer ? writer.flush() : Promise.resolve();
+}

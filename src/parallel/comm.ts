@@ -1,0 +1,21 @@
+import type { Tensor } from "../tensor/tensor.js";
+
+/** A collective in flight; wait() blocks until it is done (or throws the collective's error). */
+export interface CommWork {
+  wait(): void;
+}
+
+/**
+ * What DDP needs from a process group. Keeping it this small lets DDP run over any group
+ * (`processGroup` option) and lets tests substitute an instrumented one.
+ */
+export interface DdpComm {
+  readonly rank: number;
+  readonly worldSize: number;
+  /** Starts an in-place SUM all-reduce that progresses without the main thread. */
+  allReduceAsync(buffer: Tensor): CommWork;
+  /** In-place broadcast from `src`, blocking. */
+  broadcast(buffer: Tensor, src: number): void;
+  /** Every rank's integer, in rank order, blocking. */
+  allGatherInts(value: number): number[];
+}

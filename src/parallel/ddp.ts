@@ -1,0 +1,203 @@
+import { isGradEnabled, noGrad } from "../autograd/grad_mode.js";
+import { Module } from "../nn/module.js";
+import { cat } from "../ops/join.js";
+import type { Tensor } from "../tensor/tensor.js";
+import type { DdpComm } from "./comm.js";
+import type { ProcessGroup } from "../distributed/process_group.js";
+import { commFor } from "./process_group_comm.js";
+import { Reducer, type CommHook, type LaunchRecord } from "./reducer.js";
+
+export interface DistributedDataParallelOptions {
+  /** Bucket size cap in MiB (the first bucket is capped at 1 MiB). Default 25. */
+  bucketCapMb?: number;
+  /** Broadcast rank 0's buffers before every forward. Default true. */
+  broadcastBuffers?: boolean;
+  /** Reduce parameters that got no gradient as zeros instead of failing. Default false. */
+  findUnusedParameters?: boolean;
+  /** Make each .grad a view into its bucket, saving a copy and the memory of a second gradient. Default false. */
+  gradientAsBucketView?: boolean;
+  /** Accepted for PyTorch compatibility; the graph is re-examined every iteration either way. */
+  staticGraph?: boolean;
+  /** The group to synchronise over (default: the default process group). */
+  processGroup?: ProcessGroup;
+  /** Replaces the process group entirely (tests use it to observe DDP's communication). */
+  comm?: DdpComm;
+}
+
+/**
+ * Data parallelism across processes (torch.nn.parallel.DistributedDataParallel). Each rank holds a
+ * replica of `module`; construction copies rank 0's parameters and buffers to every rank, and
+ * every backward averages the gradients across ranks while it runs, so that every replica takes
+ * the same optimizer step. Parameter names gain the `module.` prefix, as in PyTorch.
+ */
+export class DistributedDataParallel<M extends Module = Module> extends Module {
+  readonly module: M;
+  readonly reducer: Reducer;
+  private readonly comm: DdpComm;
+  private readonly broadcastBuffersEnabled: boolean;
+  private syncDisabledDepth = 0;
+  private joinState: JoinState | null = null;
+
+  constructor(module: M, options: DistributedDataParallelOptions = {}) {
+    super();
+    if (!(module instanceof Module)) throw new TypeError("DistributedDataParallel: expected an nn.Module to wrap");
+    this.module = module;
+    this.comm = options.comm ?? commFor(options.processGroup);
+    this.broadcastBuffersEnabled = options.broadcastBuffers ?? true;
+    const named = [...module.namedParameters()].filter(([, p]) => p.requiresGrad);
+    if (named.length === 0) throw new Error("DistributedDataParallel: the module has no parameters that require gradients");
+    const bucketCapMb = options.bucketCapMb ?? 25;
+    if (!(bucketCapMb > 0)) throw new RangeError(`DistributedDataParallel: bucketCapMb must be positive, got ${bucketCapMb}`);
+    this.syncModuleStates(0);
+    this.reducer = new Reducer(
+      this.comm,
+      named.map(([, p]) => p),
+      named.map(([n]) => n),
+      {
+        bucketCapMb,
+        findUnusedParameters: options.findUnusedParameters ?? false,
+        gradientAsBucketView: options.gradientAsBucketView ?? false,
+      },
+    );
+  }
+
+  /** Runs the wrapped module; a backward that follows will synchronise gradients. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override forward(...args: any[]): any {
+    const activeRanks = this.joinState ? this.joinState.notifyActive() : null;
+    if (activeRanks) this.reducer.divisor = this.joinState!.divideByInitialWorldSize ? this.comm.worldSize : activeRanks.length;
+    if (this.broadcastBuffersEnabled && this.hasBuffers()) this.broadcastBuffersFrom(activeRanks ? activeRanks[0] : 0);
+    if (isGradEnabled() && this.syncDisabledDepth === 0) this.reducer.prepareForBackward();
+    this.reducer.requireSync = this.syncDisabledDepth === 0;
+    return this.module.call(...(args as Parameters<M["forward"]>));
+  }
+
+  /**
+   * Runs fn (forward and backward of one or more micro-batches) without synchronising gradients:
+   * they accumulate locally and are all-reduced, summed, on the first backward after the scope.
+   */
+  noSync<T>(fn: () => T): T {
+    this.syncDisabledDepth++;
+    const restore = () => {
+      this.syncDisabledDepth--;
+    };
+    let result: T;
+    try {
+      result = fn();
+    } catch (err) {
+      restore();
+      throw err;
+    }
+    if (result instanceof Promise) return result.finally(restore) as T;
+    restore();
+    return result;
+  }
+
+  /**
+   * Trains through fn on inputs that may be uneven across ranks (DDP's join()). A rank whose fn
+   * returns early keeps answering the other ranks' collectives with zero gradients until every
+   * rank is done, so nobody hangs; then the last rank to finish broadcasts its parameters so all
+   * replicas end equal. With divideByInitialWorldSize (default true) gradients are always divided
+   * by the full world size, as PyTorch does; otherwise by the number of ranks still training.
+   */
+  async join<T>(fn: () => T | Promise<T>, options: { divideByInitialWorldSize?: boolean; enable?: boolean } = {}): Promise<T> {
+    if (options.enable === false) return fn();
+    if (this.joinState) throw new Error("DistributedDataParallel.join: already inside join()");
+    this.joinState = new JoinState(this.comm, options.divideByInitialWorldSize ?? true);
+    try {
+      const result = await fn();
+      this.joinState.shadowUntilAllJoined(
+        (root) => this.broadcastBuffersEnabled && this.hasBuffers() && this.broadcastBuffersFrom(root),
+        () => this.reducer.shadowBackward(),
+      );
+      this.syncModuleStates(this.joinState.authoritativeRank());
+      return result;
+    } finally {
+      this.joinState = null;
+      this.reducer.divisor = this.comm.worldSize;
+    }
+  }
+
+  registerCommHook<S>(state: S, hook: CommHook<S>): void {
+    this.reducer.registerCommHook(state, hook);
+  }
+
+  /** When each bucket's all-reduce started during the last backward (for overlap checks and tracing). */
+  get launchRecords(): readonly LaunchRecord[] {
+    return this.reducer.launches;
+  }
+
+  private hasBuffers(): boolean {
+    return this.module.buffers().length > 0;
+  }
+
+  private broadcastBuffersFrom(root: number): true {
+    broadcastCoalesced(this.comm, this.module.buffers(), root);
+    return true;
+  }
+
+  /** Copies the root's parameters and buffers to every rank. */
+  private syncModuleStates(root: number): void {
+    broadcastCoalesced(this.comm, [...this.module.parameters(), ...this.module.buffers()], root);
+  }
+}
+
+/** Broadcasts tensors as one flat buffer per dtype (one collective instead of one per tensor). */
+function broadcastCoalesced(comm: DdpComm, tensors: readonly Tensor[], root: number): void {
+  if (comm.worldSize === 1 || tensors.length === 0) return;
+  const byDtype = new Map<string, Tensor[]>();
+  for (const t of tensors) {
+    const list = byDtype.get(t.dtype) ?? [];
+    list.push(t);
+    byDtype.set(t.dtype, list);
+  }
+  noGrad(() => {
+    for (const group of byDtype.values()) {
+      const flat = cat(group.map((t) => t.detach().reshape(-1)), 0);
+      comm.broadcast(flat, root);
+      let offset = 0;
+      for (const t of group) {
+        t.copy_(flat.narrow(0, offset, t.numel).view(t.shape));
+        offset += t.numel;
+      }
+    }
+  });
+}
+
+/**
+ * The per-iteration agreement of join(): every forward of a training rank, and every round of a
+ * finished rank, all-gathers one flag, so each rank learns which ranks still train.
+ */
+class JoinState {
+  private lastActive: number[] = [];
+
+  constructor(
+    private readonly comm: DdpComm,
+    readonly divideByInitialWorldSize: boolean,
+  ) {}
+
+  /** A training rank's flag for this iteration; returns the ranks still training. */
+  notifyActive(): number[] {
+    return (this.lastActive = this.activeRanks(1));
+  }
+
+  private activeRanks(flag: 0 | 1): number[] {
+    const flags = this.comm.allGatherInts(flag);
+    return flags.flatMap((f, r) => (f ? [r] : []));
+  }
+
+  shadowUntilAllJoined(broadcastBuffers: (root: number) => unknown, shadowBackward: () => void): void {
+    for (;;) {
+      const active = this.activeRanks(0);
+      if (active.length === 0) return;
+      this.lastActive = active;
+      broadcastBuffers(active[0]);
+      shadowBackward();
+    }
+  }
+
+  /** The last rank to finish: its parameters took every step. */
+  authoritativeRank(): number {
+    return this.lastActive.length > 0 ? this.lastActive[this.lastActive.length - 1] : this.comm.worldSize - 1;
+  }
+}

@@ -1,0 +1,3 @@
+export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./ddp.js";
+export { GradBucket, type CommHook, type CommHookFuture, type LaunchRecord } from "./reducer.js";
+export type { DdpComm, CommWork } from "./comm.js";

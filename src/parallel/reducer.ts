@@ -1,0 +1,221 @@
+import { queueCallback } from "../autograd/engine.js";
+import { noGrad } from "../autograd/grad_mode.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { formatShape } from "../tensor/shape.js";
+import { assignBuckets, Bucket, MIB } from "./bucket.js";
+import type { CommWork, DdpComm } from "./comm.js";
+
+/** The bucket handed to a communication hook (torch.distributed.GradBucket). */
+export class GradBucket {
+  constructor(
+    private readonly bucket: Bucket,
+    private readonly last: boolean,
+  ) {}
+  index(): number {
+    return this.bucket.index;
+  }
+  /** The flat gradient buffer; a hook may reduce it in place or return a new tensor of its size. */
+  buffer(): Tensor {
+    return this.bucket.buffer;
+  }
+  parameters(): readonly Tensor[] {
+    return this.bucket.params;
+  }
+  isLast(): boolean {
+    return this.last;
+  }
+}
+
+/** A reduction in flight; wait() returns the reduced flat gradients of the bucket. */
+export interface CommHookFuture {
+  wait(): Tensor;
+}
+
+export type CommHook<S> = (state: S, bucket: GradBucket) => CommHookFuture;
+
+export interface ReducerOptions {
+  bucketCapMb: number;
+  findUnusedParameters: boolean;
+  gradientAsBucketView: boolean;
+}
+
+/** When each bucket's reduction started, counted in parameter gradients that were ready then. */
+export interface LaunchRecord {
+  bucket: number;
+  readyParams: number;
+  totalParams: number;
+}
+
+/**
+ * The engine of DDP (PyTorch's Reducer). A post-accumulate-grad hook on every parameter copies its
+ * gradient into its bucket; when a bucket is complete, its all-reduce starts at once, in bucket
+ * order on every rank, while backward goes on. When backward ends (an engine callback), the
+ * reducer waits for the remaining reductions and writes the averaged gradients back to `.grad`.
+ */
+export class Reducer {
+  readonly buckets: Bucket[];
+  /** Averaging divisor: the world size, or the number of ranks still active under join(). */
+  divisor: number;
+  /** Off inside noSync(): gradients accumulate locally and are reduced on a later backward. */
+  requireSync = true;
+  launches: LaunchRecord[] = [];
+  private readonly locate: { bucket: Bucket; slot: number }[];
+  private readonly ready: Uint8Array;
+  private readyCount = 0;
+  private nextToLaunch = 0;
+  private futures: (CommHookFuture | null)[] = [];
+  private expectingBackward = false;
+  private finalizeQueued = false;
+  private hook: { state: unknown; fn: CommHook<unknown> } | null = null;
+
+  constructor(
+    private readonly comm: DdpComm,
+    private readonly params: readonly Tensor[],
+    private readonly names: readonly string[],
+    private readonly options: ReducerOptions,
+  ) {
+    this.divisor = comm.worldSize;
+    this.buckets = assignBuckets(params, options.bucketCapMb * MIB).map((indices, b) => new Bucket(b, indices, params));
+    this.locate = new Array(params.length);
+    for (const bucket of this.buckets) bucket.params.forEach((_, slot) => (this.locate[bucket.paramIndices[slot]] = { bucket, slot }));
+    this.ready = new Uint8Array(params.length);
+    params.forEach((p, i) => p.registerPostAccumulateGradHook(() => this.markReady(i)));
+    this.resetIteration();
+  }
+
+  registerCommHook<S>(state: S, hook: CommHook<S>): void {
+    if (this.hook) throw new Error("registerCommHook: a communication hook is already registered; it can be registered only once");
+    this.hook = { state, fn: hook as CommHook<unknown> };
+  }
+
+  /** Called by DDP's forward when a backward that must synchronise will follow. */
+  prepareForBackward(): void {
+    this.expectingBackward = true;
+    this.launches = [];
+  }
+
+  private markReady(i: number): void {
+    if (!this.requireSync || !this.expectingBackward) return;
+    if (this.ready[i]) {
+      throw new Error(
+        `DistributedDataParallel: parameter ${this.names[i]} received its gradient twice in one backward pass. ` +
+          "A parameter used in several forward calls needs one backward per forward (or noSync() around the extra ones).",
+      );
+    }
+    if (!this.finalizeQueued) {
+      this.finalizeQueued = true;
+      queueCallback(() => this.finalize());
+    }
+    this.copyGradIntoBucket(i);
+    this.ready[i] = 1;
+    this.readyCount++;
+    const { bucket } = this.locate[i];
+    if (--bucket.pending === 0) this.launchReadyBuckets();
+  }
+
+  private copyGradIntoBucket(i: number): void {
+    const { bucket, slot } = this.locate[i];
+    const p = this.params[i];
+    const view = bucket.gradView(slot);
+    const grad = p.grad;
+    noGrad(() => {
+      if (!grad) view.zero_();
+      else if (grad.storage !== view.storage || grad.offset !== view.offset) view.copy_(grad);
+    });
+  }
+
+  private launchReadyBuckets(): void {
+    while (this.nextToLaunch < this.buckets.length && this.buckets[this.nextToLaunch].pending === 0) {
+      const bucket = this.buckets[this.nextToLaunch++];
+      this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
+      this.futures[bucket.index] = this.reduce(bucket);
+    }
+  }
+
+  /** The registered hook, or the built-in average: divide, then SUM all-reduce off the main thread. */
+  private reduce(bucket: Bucket): CommHookFuture {
+    if (this.hook) return this.hook.fn(this.hook.state, new GradBucket(bucket, bucket.index === this.buckets.length - 1));
+    noGrad(() => bucket.buffer.div_(this.divisor));
+    const work: CommWork = this.comm.allReduceAsync(bucket.buffer);
+    return {
+      wait: () => {
+        work.wait();
+        return bucket.buffer;
+      },
+    };
+  }
+
+  /** Resets the per-iteration state (every bucket waits for all of its parameters again). */
+  private resetIteration(): void {
+    this.ready.fill(0);
+    this.readyCount = 0;
+    this.nextToLaunch = 0;
+    this.futures = this.buckets.map(() => null);
+    for (const b of this.buckets) b.pending = b.params.length;
+    this.finalizeQueued = false;
+    this.expectingBackward = false;
+  }
+
+  /** The parameters that got no gradient in this backward, by name. */
+  unusedParameterNames(): string[] {
+    return this.names.filter((_, i) => !this.ready[i]);
+  }
+
+  private finalize(): void {
+    try {
+      const unused = this.params.map((_, i) => i).filter((i) => !this.ready[i]);
+      if (unused.length > 0 && !this.options.findUnusedParameters) {
+        const listed = unused.map((i) => `${this.names[i]} ${formatShape(this.params[i].shape)}`).join(", ");
+        throw new Error(
+          `DistributedDataParallel: ${unused.length} parameter(s) received no gradient in this backward pass: ${listed}. ` +
+            "Either make every parameter contribute to the loss (check that forward's outputs all reach it), or construct DDP with " +
+            "{ findUnusedParameters: true } so that these are reduced as zeros. Other ranks will report a timed-out all-reduce.",
+        );
+      }
+      for (const i of unused) {
+        this.copyGradIntoBucket(i);
+        this.ready[i] = 1;
+        this.locate[i].bucket.pending--;
+      }
+      this.launchReadyBuckets();
+      for (const bucket of this.buckets) {
+        const reduced = this.futures[bucket.index]!.wait();
+        if (reduced !== bucket.buffer) noGrad(() => bucket.buffer.copy_(reduced));
+      }
+      this.writeBack();
+    } finally {
+      this.resetIteration();
+    }
+  }
+
+  private writeBack(): void {
+    noGrad(() => {
+      this.params.forEach((p, i) => {
+        const { bucket, slot } = this.locate[i];
+        const view = bucket.gradView(slot);
+        if (this.options.gradientAsBucketView) p.grad = view;
+        else if (p.grad && p.grad.isContiguous()) p.grad.copy_(view);
+        else p.grad = view.clone();
+      });
+    });
+  }
+
+  /**
+   * A joined rank's stand-in for one backward of the ranks still training: it reduces zeros through
+   * every bucket in order, so the collectives of the active ranks find a partner (join()).
+   */
+  shadowBackward(): void {
+    this.resetIteration();
+    for (const bucket of this.buckets) {
+      noGrad(() => bucket.buffer.zero_());
+      this.futures[bucket.index] = this.reduce(bucket);
+    }
+    for (const bucket of this.buckets) this.futures[bucket.index]!.wait();
+    this.resetIteration();
+  }
+
+  /** Starts a fresh iteration's bookkeeping (construction, and after an error in backward). */
+  reset(): void {
+    this.resetIteration();
+  }
+}

@@ -1,0 +1,186 @@
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { endianness } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { itemSize } from "../tensor/dtype.js";
+import { allocate } from "../tensor/storage.js";
+import { Tensor } from "../tensor/tensor.js";
+import { contiguousData } from "../ops/util.js";
+import { buildHeader, FROM_FILE_DTYPE, parseHeader, SafetensorsError, type HeaderEntry } from "./safetensors.js";
+
+export type TensorDict = Record<string, Tensor>;
+
+export interface LoadedFile {
+  tensors: TensorDict;
+  metadata: Record<string, string>;
+}
+
+function checkHost(): void {
+  if (endianness() !== "LE") throw new Error("safetensors: this host is big-endian; ringtorch reads and writes safetensors only on little-endian hosts");
+}
+
+function entriesOf(tensors: TensorDict, where: string): [string, Tensor][] {
+  if (tensors === null || typeof tensors !== "object" || Array.isArray(tensors)) throw new TypeError(`${where}: expected an object of tensors by name (a state dict)`);
+  const list = Object.entries(tensors);
+  for (const [name, t] of list) if (!(t instanceof Tensor)) throw new TypeError(`${where}: "${name}" is ${t === null ? "null" : typeof t}, not a Tensor`);
+  return list;
+}
+
+/** The bytes of a tensor as they go in the file (a view of its memory when contiguous). */
+function bytesOf(t: Tensor): Uint8Array {
+  const c = contiguousData(t);
+  const size = itemSize(c.dtype);
+  const data = c.storage.data;
+  return new Uint8Array(data.buffer, data.byteOffset + c.offset * size, c.numel * size);
+}
+
+/**
+ * Writes tensors to `path` in the safetensors format, atomically: the bytes go to a temporary
+ * file in the same directory, which is flushed to disk and then renamed over `path`, so a crash
+ * leaves either the old file or the new one, never a torn one.
+ */
+export function save(tensors: TensorDict, path: string, options: { metadata?: Record<string, string> } = {}): void {
+  checkHost();
+  const list = entriesOf(tensors, "save");
+  const { header } = buildHeader(list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape })), options.metadata);
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const fd = openSync(tmp, "w", 0o644);
+  try {
+    writeAll(fd, header);
+    for (const [, t] of list) writeAll(fd, bytesOf(t));
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never created or already gone
+    }
+    throw err;
+  }
+  syncDirectory(dirname(path));
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+/** Makes the rename itself durable; some platforms cannot open a directory, which is fine. */
+function syncDirectory(dir: string): void {
+  let fd: number | null = null;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // best effort
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+/** Reads every tensor of a safetensors file; see loadFile for the metadata too. */
+export function load(path: string): TensorDict {
+  return loadFile(path).tensors;
+}
+
+/**
+ * Reads a safetensors file: the header is read and fully checked first, then each tensor's bytes
+ * are read straight into its own memory. Any problem throws before a tensor is returned.
+ */
+export function loadFile(path: string): LoadedFile {
+  checkHost();
+  const fd = openSync(path, "r");
+  try {
+    const fileLength = fstatSync(fd).size;
+    const lengthBytes = new Uint8Array(8);
+    readExactly(fd, lengthBytes.subarray(0, Math.min(8, fileLength)), 0, path);
+    const headerLength = Number(new DataView(lengthBytes.buffer).getBigUint64(0, true));
+    // parseHeader rejects a short file or a header longer than the file before we would read it.
+    const fits = fileLength >= 8 && 8 + headerLength <= fileLength;
+    const head = new Uint8Array(fits ? 8 + headerLength : 8);
+    head.set(lengthBytes);
+    if (fits) readExactly(fd, head.subarray(8), 8, path);
+    const parsed = parseHeader(head, fileLength, path);
+    const tensors = makeTensors(parsed.entries, (e, target) => readExactly(fd, target, parsed.dataStart + e.begin, path));
+    return { tensors, metadata: parsed.metadata };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readExactly(fd: number, target: Uint8Array, position: number, path: string): void {
+  for (let done = 0; done < target.length; ) {
+    const n = readSync(fd, target, done, target.length - done, position + done);
+    if (n === 0) throw new SafetensorsError(`safetensors: ${path}: the file ended early at byte ${position + done} (it changed while being read?)`);
+    done += n;
+  }
+}
+
+/** The safetensors bytes of `tensors`, in memory. */
+export function serialize(tensors: TensorDict, options: { metadata?: Record<string, string> } = {}): Uint8Array {
+  checkHost();
+  const list = entriesOf(tensors, "serialize");
+  const { header, sizes } = buildHeader(list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape })), options.metadata);
+  const out = new Uint8Array(header.length + sizes.reduce((a, b) => a + b, 0));
+  out.set(header, 0);
+  let at = header.length;
+  for (const [, t] of list) {
+    const b = bytesOf(t);
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}
+
+/** Tensors and metadata from safetensors bytes in memory, checked as loadFile checks a file. */
+export function deserialize(bytes: Uint8Array, source = "buffer"): LoadedFile {
+  checkHost();
+  const parsed = parseHeader(bytes, bytes.length, source);
+  const tensors = makeTensors(parsed.entries, (e, target) => target.set(bytes.subarray(parsed.dataStart + e.begin, parsed.dataStart + e.end)));
+  return { tensors, metadata: parsed.metadata };
+}
+
+/** Allocates every tensor, then fills each through `read` (into the tensor's bytes, or a staging buffer for int64). */
+function makeTensors(entries: HeaderEntry[], read: (e: HeaderEntry, target: Uint8Array) => void): TensorDict {
+  const out: TensorDict = {};
+  for (const e of [...entries].sort((a, b) => a.begin - b.begin)) {
+    const n = e.shape.reduce((a, b) => a * b, 1);
+    const storage = allocate(e.dtype, n, false);
+    const data = storage.data;
+    if (e.fileDtype === "I64") {
+      const staging = new BigInt64Array(n);
+      read(e, new Uint8Array(staging.buffer));
+      for (let i = 0; i < n; i++) {
+        const v = staging[i];
+        if (v > 2147483647n || v < -2147483648n) {
+          throw new SafetensorsError(`safetensors: "${e.name}" is int64 with the value ${v}, which does not fit ringtorch's int32`);
+        }
+        data[i] = Number(v);
+      }
+    } else {
+      read(e, new Uint8Array(data.buffer, data.byteOffset, n * FROM_FILE_DTYPE[e.fileDtype].bytes));
+    }
+    out[e.name] = new Tensor(storage, e.shape);
+  }
+  // Return in the header's order, which is how the writer listed them.
+  const ordered: TensorDict = {};
+  for (const e of entries) ordered[e.name] = out[e.name];
+  return ordered;
+}
+
+/**
+ * The safetensors encoding of `tensors` as chunks to write in order: the header, then a view of
+ * each tensor's memory (no copy for contiguous tensors). Checkpoints write these from a worker.
+ */
+export function safetensorsChunks(tensors: TensorDict | Map<string, Tensor>, options: { metadata?: Record<string, string> } = {}): Uint8Array[] {
+  checkHost();
+  const list = entriesOf(tensors instanceof Map ? Object.fromEntries(tensors) : tensors, "safetensorsChunks");
+  const { header } = buildHeader(list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape })), options.metadata);
+  return [header, ...list.map(([, t]) => bytesOf(t))];
+}
