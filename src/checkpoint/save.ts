@@ -43,13 +43,21 @@ function toSavable(state: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** Encodes tensor groups and the JSON state into file chunks; `copy` snapshots tensors for an async write. */
-function prepareFiles(state: Record<string, unknown>, prefix: string, copy: boolean): FileToWrite[] {
+/**
+ * Encodes tensor groups and the JSON state into file chunks. With `snapshots`, tensors are copied
+ * (an async write must not see later training steps) and the copies are collected so that their
+ * memory can go back to the pool once written: the next save then copies into warm pages.
+ */
+function prepareFiles(state: Record<string, unknown>, prefix: string, snapshots: Tensor[] | null): FileToWrite[] {
   const { json, files } = splitState(state);
   const out: FileToWrite[] = [];
   for (const [file, tensors] of files) {
     const snapshot = new Map<string, Tensor>();
-    for (const [name, t] of tensors) snapshot.set(name, copy ? clone(t.detach()) : contiguousData(t.detach()));
+    for (const [name, t] of tensors) {
+      const copy = snapshots ? clone(t.detach()) : contiguousData(t.detach());
+      snapshots?.push(copy);
+      snapshot.set(name, copy);
+    }
     out.push({ name: `${prefix}${file}.safetensors`, chunks: safetensorsChunks(snapshot) });
   }
   out.push({ name: `${prefix}${STATE_FILE}`, chunks: [new TextEncoder().encode(JSON.stringify(json))] });
@@ -81,7 +89,7 @@ export async function save(root: string, state: Record<string, unknown>, options
   let shardFiles: ManifestFile[] = [];
   if (options.sharded) {
     const prefix = `rank_${String(world.rank).padStart(5, "0")}.`;
-    const files = prepareFiles(toSavable(options.sharded), prefix, asyncWrite);
+    const files = prepareFiles(toSavable(options.sharded), prefix, null);
     if (world.worldSize > 1) {
       writeJsonFile(dir, `${prefix}files.json`, writeFiles(dir, files));
       world.barrier();
@@ -90,12 +98,19 @@ export async function save(root: string, state: Record<string, unknown>, options
   }
   let result: Manifest | null = null;
   if (world.rank === 0) {
+    const snapshots: Tensor[] | null = asyncWrite ? [] : null;
     const job: WriteJob = {
       dir,
-      files: prepareFiles({ ...toSavable(state), rng: getRngState() }, "", asyncWrite),
+      files: prepareFiles({ ...toSavable(state), rng: getRngState() }, "", snapshots),
       manifest: { format: "ringtorch-checkpoint", version: FORMAT_VERSION, step, worldSize: world.worldSize, createdAt: new Date().toISOString(), extraFiles: shardFiles },
     };
-    result = asyncWrite ? await (writer ??= new AsyncCheckpointWriter()).write(job) : runWriteJob(job);
+    if (snapshots) {
+      try {
+        result = await (writer ??= new AsyncCheckpointWriter()).write(job);
+      } finally {
+        for (const t of snapshots) t.storage.release();
+      }
+    } else result = runWriteJob(job);
     if (options.keepLast !== undefined) prune(root, options.keepLast);
   }
   if (!asyncWrite) world.barrier();

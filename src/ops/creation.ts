@@ -5,7 +5,7 @@ import { assertDType } from "../tensor/dtype.js";
 import { defaultGenerator, type Generator } from "../tensor/random.js";
 import { checkShape, formatShape, type Shape } from "../tensor/shape.js";
 import { allocate, storageFrom } from "../tensor/storage.js";
-import { Tensor, type NestedArray } from "../tensor/tensor.js";
+import { Tensor, denseData, type NestedArray } from "../tensor/tensor.js";
 import { contiguousData, emptyTensor, viewOf } from "./util.js";
 
 export interface TensorOptions {
@@ -154,7 +154,9 @@ export const randLike = (t: Tensor, opts?: RandomOptions) => rand(t.shape, { dty
 /** A contiguous copy that gradients flow through (torch.clone). */
 export function clone(t: Tensor): Tensor {
   const out = emptyTensor(t.dtype, t.shape);
-  getBackend().copy(viewOf(t), t.shape, out.storage.data, 0);
+  // A dense run is one memcpy (TypedArray.set); only strided views need the backend's gather.
+  if (t.isContiguous()) (out.storage.data as Float32Array).set(denseData(t) as Float32Array);
+  else getBackend().copy(viewOf(t), t.shape, out.storage.data, 0);
   return record(out, "CloneBackward", [t], (g) => [g]);
 }
 

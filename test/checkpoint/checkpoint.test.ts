@@ -15,7 +15,7 @@ function setup(seed = 0) {
   rt.manualSeed(seed);
   const model = new nn.Sequential(new nn.Linear(4, 8), new nn.ReLU(), new nn.Linear(8, 2));
   const optimizer = new optim.Adam(model.parameters(), { lr: 0.01 });
-  const scheduler = new optim.StepLR(optimizer, 2, 0.5);
+  const scheduler = new optim.StepLR(optimizer, 2, { gamma: 0.5 });
   const sampler = new data.DistributedSampler(40, { numReplicas: 1, rank: 0, seed: 3 });
   return { model, optimizer, scheduler, sampler };
 }
