@@ -1,3 +1,5 @@
 export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./ddp.js";
 export { GradBucket, type CommHook, type CommHookFuture, type LaunchRecord } from "./reducer.js";
 export type { DdpComm, CommWork } from "./comm.js";
+export * as commHooks from "./comm_hooks.js";
+export { allReduceSum, allReduceMean, globalAccuracy, rank0First } from "./metrics.js";
