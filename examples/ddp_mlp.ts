@@ -39,9 +39,9 @@ class Trainer {
 
   constructor(
     model: rt.nn.Module,
-    private readonly loader: rt.data.DataLoader<[rt.Tensor, rt.Tensor], [rt.Tensor, rt.Tensor]>,
+    private readonly loader: rt.data.DataLoader<rt.Tensor[], rt.Tensor[]>,
     private readonly sampler: rt.data.DistributedSampler,
-    private readonly optimizer: rt.optim.Optimizer,
+    private readonly optimizer: rt.optim.Adam,
     private readonly saveEvery: number,
     private readonly checkpointDir: string,
   ) {
