@@ -1,0 +1,122 @@
+// node --import tsx bench/allreduce.ts          (from the repository root)
+//
+// All-reduce of 1, 16 and 64 MB of float32 between 2 processes on this machine, measured the way
+// ../shared/peers/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
+// median), then gloo itself through PyTorch in the same run. Prints algorithm bandwidth (bytes
+// per rank / time) and bus bandwidth (algbw × 2(n-1)/n, what each link carries).
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import * as dist from "../src/distributed/index.js";
+
+const SIZES_MB = [1, 16, 64];
+const WORLD = 2;
+const GLOO_SCRIPT = "../shared/peers/torch/ddp.py";
+
+interface Row {
+  mb: number;
+  medianMs: number;
+  minMs: number;
+}
+
+async function rank(): Promise<void> {
+  await dist.initProcessGroup();
+  const rows: Row[] = [];
+  for (const mb of SIZES_MB) {
+    const n = (mb * 2 ** 20) / 4;
+    const t = new Float32Array(new SharedArrayBuffer(4 * n)).fill(1);
+    for (let i = 0; i < 3; i++) dist.allReduce(t);
+    const times: number[] = [];
+    for (let r = 0; r < 7; r++) {
+      const reps = Math.max(3, Math.floor(64 / mb));
+      dist.barrier();
+      const t0 = performance.now();
+      for (let i = 0; i < reps; i++) dist.allReduce(t);
+      times.push((performance.now() - t0) / reps);
+    }
+    const check = new Float32Array(new SharedArrayBuffer(16)).fill(dist.getRank() + 1);
+    dist.allReduce(check);
+    if (check[0] !== 3) throw new Error(`all-reduce gave ${check[0]}, expected 3`);
+    times.sort((a, b) => a - b);
+    rows.push({ mb, medianMs: times[3]!, minMs: times[0]! });
+  }
+  if (dist.getRank() === 0) console.log(`ROWS ${JSON.stringify({ rows, transports: dist.getTransports() })}`);
+  await dist.destroyProcessGroup();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function runRingtorch(): Promise<{ rows: Row[]; transports: string[] }> {
+  const port = await freePort();
+  const token = randomBytes(16).toString("hex");
+  const self = fileURLToPath(import.meta.url);
+  const children = Array.from({ length: WORLD }, (_, r) =>
+    spawn(process.execPath, ["--import", "tsx", self], {
+      env: { ...process.env, BENCH_ROLE: "rank", MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), RANK: String(r), WORLD_SIZE: String(WORLD), RINGTORCH_STORE_TOKEN: token },
+      stdio: ["ignore", "pipe", "inherit"],
+    }),
+  );
+  let out = "";
+  children[0]!.stdout.on("data", (d) => (out += d));
+  children[1]!.stdout.resume();
+  const codes = await Promise.all(children.map((c) => new Promise<number | null>((r) => c.on("close", r))));
+  if (codes.some((c) => c !== 0)) throw new Error(`a benchmark rank failed (exit codes ${codes.join(", ")})`);
+  const line = out.split("\n").find((l) => l.startsWith("ROWS "));
+  return JSON.parse(line!.slice(5));
+}
+
+function runGloo(): Map<number, Row> | string {
+  if (!existsSync("/usr/lib/python3/dist-packages/torch")) return "PyTorch (python3-torch) is not installed; gloo was not measured";
+  if (!existsSync(GLOO_SCRIPT)) return `${GLOO_SCRIPT} not found (run from the repository root)`;
+  let r = spawnSync("/usr/bin/python3", [GLOO_SCRIPT, "allreduce"], { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: "1" }, timeout: 600_000 });
+  // ddp.py always uses port 29533: wait out another run of it on this machine.
+  for (let attempt = 0; attempt < 10 && /Address already in use|Connection refused/.test(r.stderr); attempt++) {
+    spawnSync("sleep", ["10"]);
+    r = spawnSync("/usr/bin/python3", [GLOO_SCRIPT, "allreduce"], { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: "1" }, timeout: 600_000 });
+  }
+  const rows = new Map<number, Row>();
+  for (const m of r.stdout.matchAll(/allreduce (\d+)MB: time ms min=([\d.]+) median=([\d.]+)/g)) {
+    rows.set(Number(m[1]), { mb: Number(m[1]), minMs: Number(m[2]), medianMs: Number(m[3]) });
+  }
+  return rows.size > 0 ? rows : `gloo run failed: ${r.stderr.slice(-500)}`;
+}
+
+const gbps = (mb: number, ms: number) => (mb * 2 ** 20) / (ms / 1000) / 1e9;
+const busFactor = (2 * (WORLD - 1)) / WORLD;
+
+async function main(): Promise<void> {
+  const ours = await runRingtorch();
+  const gloo = runGloo();
+  console.log(`all-reduce, float32, ${WORLD} processes on one machine (ringtorch over ${ours.transports.filter((t) => t !== "self").join(",")}); medians of 7 rounds`);
+  console.log("size  | ringtorch ms | algbw GB/s | busbw GB/s | gloo ms | gloo algbw | gloo busbw | ringtorch/gloo");
+  console.log("----- | ------------ | ---------- | ---------- | ------- | ---------- | ---------- | --------------");
+  for (const row of ours.rows) {
+    const alg = gbps(row.mb, row.medianMs);
+    const g = typeof gloo === "string" ? undefined : gloo.get(row.mb);
+    const galg = g ? gbps(g.mb, g.medianMs) : NaN;
+    const cells = [
+      `${row.mb} MB`.padEnd(5),
+      row.medianMs.toFixed(2).padStart(12),
+      alg.toFixed(2).padStart(10),
+      (alg * busFactor).toFixed(2).padStart(10),
+      g ? g.medianMs.toFixed(2).padStart(7) : "    n/a",
+      g ? galg.toFixed(2).padStart(10) : "       n/a",
+      g ? (galg * busFactor).toFixed(2).padStart(10) : "       n/a",
+      g ? `${(alg / galg).toFixed(2)}x`.padStart(14) : "           n/a",
+    ];
+    console.log(cells.join(" | "));
+  }
+  if (typeof gloo === "string") console.log(`note: ${gloo}`);
+}
+
+if (process.env.BENCH_ROLE === "rank") await rank();
+else await main();

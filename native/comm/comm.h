@@ -1,0 +1,152 @@
+// Shared declarations of the communication hot loops. The TypeScript side (the comm worker
+// thread) decides what moves where; this code moves the bytes, reduces them, and waits with a
+// deadline. Everything here runs on the comm worker's thread except Abort(), which the main
+// thread may call to end a wait early.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rtcomm {
+
+enum DType : int { kF32 = 0, kF64 = 1, kI32 = 2, kBF16 = 3, kU8 = 4 };
+enum RedOp : int { kSum = 0, kProd = 1, kMin = 2, kMax = 3 };
+enum Status : int {
+  kOk = 0,
+  kTimeout = 1,
+  kPeerDied = 2,
+  kPeerClosed = 3,
+  kMismatch = 4,
+  kIoError = 5,
+  kAborted = 6,
+  kStalled = 7,
+};
+
+size_t DTypeSize(int dtype);
+// dst[i] = a[i] (op) b[i] for n elements; dst may alias a or b.
+void Reduce(int dtype, int op, void* dst, const void* a, const void* b, size_t n);
+void Bf16ToF32(const uint16_t* src, float* dst, size_t n);
+void F32ToBf16(const float* src, uint16_t* dst, size_t n);
+void DivideBy(int dtype, void* buf, size_t n, double divisor);
+
+// A futex word that one process sleeps on and its peers ring. It lives in its owner's segment.
+struct alignas(64) Doorbell {
+  std::atomic<uint32_t> seq;
+  uint32_t pad0[15];
+  std::atomic<uint32_t> waiters;
+  uint32_t pad1[15];
+};
+
+constexpr uint32_t kMaxSlots = 64;
+
+// One direction of a same-host pair: a ring of slots in the receiver's segment. The sender
+// advances head after filling a slot, the receiver advances tail after consuming one.
+struct ChannelHeader {
+  alignas(64) std::atomic<uint64_t> head;
+  alignas(64) std::atomic<uint64_t> tail;
+  alignas(64) uint32_t sizes[kMaxSlots];
+};
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t world;
+  uint32_t owner;
+  uint32_t slot_bytes;
+  uint32_t slots;
+  int32_t owner_pid;
+  // Set when the owner gave up on the group after a failure, so that same-host peers stop
+  // waiting for it at once instead of at their own timeout.
+  std::atomic<uint32_t> failed;
+  alignas(64) Doorbell bell;
+};
+
+constexpr uint64_t kSegmentMagic = 0x3143544e49524752ull;  // "RGRINTC1"
+constexpr size_t kSegmentHeaderBytes = 4096;
+constexpr size_t kChannelHeaderBytes = 4096;
+constexpr size_t kMessageHeaderBytes = 16;
+
+size_t SegmentBytes(uint32_t world, uint32_t slot_bytes, uint32_t slots);
+ChannelHeader* ChannelAt(void* segment, uint32_t sender, uint32_t slot_bytes, uint32_t slots);
+uint8_t* SlotsAt(void* segment, uint32_t sender, uint32_t slot_bytes, uint32_t slots);
+
+void Ring(Doorbell* bell);
+// Sleeps on bell until it is rung after `seen` was read, or `timeout_us` passes.
+void SleepOn(Doorbell* bell, uint32_t seen, int64_t timeout_us);
+
+struct Peer {
+  int kind = 0;  // 0 unconnected, 1 shared memory, 2 tcp
+  SegmentHeader* header = nullptr;
+  ChannelHeader* out = nullptr;
+  uint8_t* out_slots = nullptr;
+  ChannelHeader* in = nullptr;
+  uint8_t* in_slots = nullptr;
+  Doorbell* bell = nullptr;
+  int pid = 0;
+  int pidfd = -1;
+  int fd = -1;
+  bool dead = false;
+  bool failed = false;
+  uint8_t rx_header[16];
+  std::vector<uint8_t> stage;  // TCP receive staging for reductions
+  size_t stage_fill = 0;
+};
+
+struct Mapping {
+  void* addr = nullptr;
+  size_t bytes = 0;
+};
+
+struct Comm {
+  int rank = 0;
+  int world = 0;
+  uint32_t slot_bytes = 0;
+  uint32_t slots = 0;
+  int64_t spin_us = 50;
+  size_t streaming_bytes = size_t(1) << 62;
+  void* segment = nullptr;
+  size_t segment_bytes = 0;
+  Doorbell* bell = nullptr;
+  std::vector<Peer> peers;
+  std::vector<Mapping> mappings;
+  std::atomic<bool> aborted{false};
+  std::string last_error;
+};
+
+// One send or receive inside a batch. progress counts bytes of the stream (16-byte header
+// included) so that a batch can be resumed after kStalled.
+struct Transfer {
+  int peer;
+  int kind;  // 0 send, 1 receive (copy), 2 receive and reduce
+  uint8_t* buf;
+  size_t bytes;
+  const uint8_t* local;  // reduce operand (== buf for in-place)
+  int dtype;
+  int op;
+  uint32_t tag;
+  uint32_t code;
+  // A send may be gated on a receive of the same batch into the same bytes: it forwards only
+  // what that receive has already reduced (still hot in cache), so a ring's last reduce step
+  // and first gather step run as one pipelined pass. -1: not gated.
+  int gate;
+  double* progress;
+  // Received bytes waiting in the peer's stage for the rest of their element; kept in the Peer
+  // so that a batch resumed after kStalled finds them.
+  size_t* stage_fill;
+};
+
+int RunTransfers(Comm* comm, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms);
+
+int64_t NowMicros();
+bool PeerAlive(Peer& p);
+int OpenPidfd(int pid);
+void* CreateSegment(const std::string& name, size_t bytes, std::string& err);
+void* OpenSegment(const std::string& name, size_t bytes, std::string& err);
+
+int Listen(const std::string& host, int* port, std::string& err);
+int Accept(int listen_fd, int timeout_ms, std::string& err);
+int Connect(const std::string& host, int port, int timeout_ms, std::string& err);
+int TransferExact(int fd, uint8_t* buf, size_t n, bool writing, int timeout_ms, std::string& err);
+
+}  // namespace rtcomm

@@ -1,0 +1,108 @@
+import type { CommDType, TypedArray } from "../dtypes.js";
+import type { ReduceOpName } from "../reduce_op.js";
+
+/** Elements [offset, offset + numel) of a typed array; the array is SharedArrayBuffer-backed. */
+export interface BufRef {
+  data: TypedArray;
+  offset: number;
+  numel: number;
+}
+
+export type Algorithm = "ring" | "rhd" | "tree";
+
+/** Roots and ranks inside a request are group ranks, except a point-to-point peer, which is global. */
+export type Request =
+  | { kind: "allReduce"; buf: BufRef; op: ReduceOpName }
+  | { kind: "broadcast"; buf: BufRef; root: number }
+  | { kind: "reduce"; buf: BufRef; root: number; op: ReduceOpName }
+  | { kind: "allGather"; input: BufRef; outputs: BufRef[] }
+  | { kind: "reduceScatter"; inputs: BufRef[]; output: BufRef; op: ReduceOpName }
+  | { kind: "scatter"; inputs: BufRef[] | null; output: BufRef; root: number }
+  | { kind: "gather"; input: BufRef; outputs: BufRef[] | null; root: number }
+  | { kind: "allToAll"; inputs: BufRef[]; outputs: BufRef[] }
+  | { kind: "barrier" }
+  | { kind: "send"; buf: BufRef; peer: number; tag: number }
+  | { kind: "recv"; buf: BufRef; peer: number; tag: number };
+
+export type RequestKind = Request["kind"];
+
+export const KIND_CODE: Record<RequestKind, number> = {
+  allReduce: 1,
+  broadcast: 2,
+  reduce: 3,
+  allGather: 4,
+  reduceScatter: 5,
+  scatter: 6,
+  gather: 7,
+  allToAll: 8,
+  barrier: 9,
+  send: 10,
+  recv: 10,
+};
+export const DEBUG_CODE = 15;
+
+export function isPointToPoint(req: Request): req is Extract<Request, { kind: "send" | "recv" }> {
+  return req.kind === "send" || req.kind === "recv";
+}
+
+export interface OpMessage {
+  type: "op";
+  id: number;
+  group: number;
+  /** Per-group sequence number of collectives (point-to-point operations do not count). */
+  seq: number;
+  dtype: CommDType;
+  timeoutMs: number;
+  algorithm: Algorithm | null;
+  /** What this rank called, for RINGTORCH_DISTRIBUTED_DEBUG=DETAIL; null when the check is off. */
+  debug: string | null;
+  req: Request;
+}
+
+export interface GroupMessage {
+  type: "group";
+  id: number;
+  ranks: number[];
+}
+
+export type ToWorker =
+  | OpMessage
+  | GroupMessage
+  | { type: "shutdown" }
+  /** The main thread ran this collective itself (InlineRunner). */
+  | { type: "ran"; group: number; seq: number }
+  /** The main thread's collective failed: compose the error (it needs the store) and close the group. */
+  | { type: "explain"; id: number; op: OpMessage; status: number; detail: string };
+
+export type FromWorker =
+  | { type: "ready"; handle: number; transports: ("self" | "shm" | "tcp")[] }
+  | { type: "setupError"; message: string }
+  | { type: "segment"; name: string; linked: boolean }
+  /** `fatal`: the group is closed after this error; later requests fail at once. */
+  | { type: "done"; id: number; error: string | null; fatal?: boolean }
+  | { type: "fatal"; message: string }
+  | { type: "closed" };
+
+/** Indices into the Int32Array both threads share. */
+export const CTL_OPS_POSTED = 0;
+export const CTL_DONE_POSTED = 1;
+export const CTL_LENGTH = 4;
+
+export interface WorkerConfig {
+  rank: number;
+  world: number;
+  token: string;
+  storeHost: string;
+  storePort: number;
+  prefix: string;
+  timeoutMs: number;
+  transport: "auto" | "shm" | "tcp";
+  /** The one address TCP transports listen on; null: the local address of the store connection. */
+  listenHost: string | null;
+  slotBytes: number;
+  slots: number;
+  spinUs: number;
+  streamingBytes: number;
+  pipelineBytes: number;
+  algorithm: Algorithm | null;
+}

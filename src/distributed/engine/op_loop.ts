@@ -1,0 +1,217 @@
+import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
+import { DTYPE_BYTES } from "../dtypes.js";
+import { type CommNative, TransferStatus } from "../native.js";
+import { bytesToString } from "../store/store.js";
+import type { TCPStore } from "../store/tcp_store.js";
+import { CollectiveMismatchError } from "./agreement.js";
+import type { Executor } from "./executor.js";
+import { TransferError } from "./link.js";
+import { describeOp, explainTransferError } from "./failure.js";
+import { CTL_OPS_POSTED, type FromWorker, isPointToPoint, type OpMessage, type ToWorker } from "./messages.js";
+
+const P2P_CODE = 0xfe;
+
+/**
+ * The comm worker's main loop: takes requests in the order the main thread posted them and runs
+ * each to completion. Point-to-point operations that would block each other (a send and a receive
+ * between the same two ranks, posted one after the other) are run as one batch.
+ * After a failure that leaves the transports out of step, the group is closed and every later
+ * request fails with the first error.
+ */
+export class OpLoop {
+  private readonly queue: ToWorker[] = [];
+  private broken: string | null = null;
+  /** Latest collective started per group, and what of it the store has been told. */
+  private readonly started = new Map<number, number>();
+  private readonly published = new Map<number, number>();
+
+  constructor(
+    private readonly port: MessagePort,
+    private readonly ctl: Int32Array,
+    private readonly executor: Executor,
+    private readonly native: CommNative,
+    private readonly handle: number,
+    private readonly store: TCPStore,
+    private readonly prefix: string,
+    private readonly post: (msg: FromWorker) => void,
+  ) {
+    executor.link.onStall = () => this.publishMarks();
+  }
+
+  async run(): Promise<void> {
+    for (;;) {
+      this.pull();
+      const m = this.queue.shift();
+      if (!m) {
+        await this.idle();
+        continue;
+      }
+      if (m.type === "shutdown") return;
+      if (m.type === "group") {
+        this.executor.addGroup(m.id, m.ranks);
+        continue;
+      }
+      if (m.type === "ran") {
+        if ((this.started.get(m.group) ?? 0) < m.seq) this.started.set(m.group, m.seq);
+        continue;
+      }
+      if (m.type === "explain") {
+        const message = this.broken ?? (await this.failureMessage(m.op, new TransferError(m.status, m.detail)));
+        if (this.broken === null) this.fail(message);
+        this.finish(m.id, message);
+        continue;
+      }
+      if (this.broken !== null) {
+        this.finish(m.id, `${describeOp(m)} was not run: the process group failed earlier and cannot be used. ${this.broken}`);
+        continue;
+      }
+      if (isPointToPoint(m.req)) await this.runPointToPoint(m);
+      else await this.runCollective(m);
+    }
+  }
+
+  /** Closes the transports; peers blocked on this rank learn of it at once. */
+  close(): void {
+    if (this.broken === null) this.broken = "The process group was destroyed.";
+    this.native.markFailed(this.handle);
+    this.native.destroy(this.handle);
+  }
+
+  private async runCollective(m: OpMessage): Promise<void> {
+    this.started.set(m.group, m.seq);
+    this.executor.link.stallMs = Math.max(1, Math.min(500, m.timeoutMs / 4));
+    try {
+      this.executor.run(m);
+      this.finish(m.id, null);
+    } catch (err) {
+      if (err instanceof CollectiveMismatchError) return this.finish(m.id, err.message);
+      const message = await this.failureMessage(m, err);
+      this.fail(message);
+      this.finish(m.id, message);
+    }
+  }
+
+  private async runPointToPoint(first: OpMessage): Promise<void> {
+    const link = this.executor.link;
+    const batch: OpMessage[] = [];
+    const reported = new Set<number>();
+    link.clear();
+    link.deadline = Infinity;
+    const add = (m: OpMessage) => {
+      const req = m.req as Extract<OpMessage["req"], { kind: "send" | "recv" }>;
+      const e = DTYPE_BYTES[m.dtype];
+      const piece = { buf: req.buf.data, byteOffset: req.buf.offset * e, bytes: req.buf.numel * e };
+      link.tag = req.tag;
+      link.code = P2P_CODE;
+      link.deadline = Math.min(link.deadline, performance.now() + m.timeoutMs);
+      if (req.kind === "send") link.send(req.peer, piece);
+      else link.recv(req.peer, piece);
+      batch.push(m);
+    };
+    add(first);
+    for (;;) {
+      let status: TransferStatus;
+      try {
+        status = link.runBatch(1);
+      } catch (err) {
+        link.clear();
+        const unfinished = batch.filter((_, i) => !reported.has(i));
+        const message = await this.failureMessage(unfinished[0] ?? first, err);
+        this.fail(message);
+        for (const m of unfinished) this.finish(m.id, message);
+        return;
+      }
+      if (status === TransferStatus.Ok) {
+        batch.forEach((m, i) => reported.has(i) || this.finish(m.id, null));
+        return;
+      }
+      batch.forEach((m, i) => {
+        if (!reported.has(i) && link.isDone(i)) {
+          reported.add(i);
+          this.finish(m.id, null);
+        }
+      });
+      this.pull();
+      for (let next = this.queue[0]; next && next.type !== "shutdown"; next = this.queue[0]) {
+        if (next.type === "group") this.executor.addGroup(next.id, next.ranks);
+        else if (next.type === "op" && isPointToPoint(next.req)) add(next);
+        else break;
+        this.queue.shift();
+      }
+    }
+  }
+
+  private async failureMessage(m: OpMessage, err: unknown): Promise<string> {
+    const detail = explainTransferError(err, m);
+    const head = `${describeOp(m)} failed on rank ${this.executor.rank}: ${detail}.`;
+    if (isPointToPoint(m.req)) return head;
+    const missing = await this.ranksThatNeverArrived(m);
+    const tail = missing.length > 0 ? ` Ranks that never arrived at it: ${missing.join(", ")}.` : "";
+    return head + tail;
+  }
+
+  /**
+   * Tells the store which collective this rank is in, per group. Writing it for every collective
+   * would cost a store round of wake-ups each time; instead a rank writes it whenever it has
+   * waited a while, inside a collective (Link.onStall) or idle. By the time any rank times out,
+   * every rank that is stuck or idle has published where it is, and a rank that never published
+   * the failed collective never arrived at it.
+   */
+  private publishMarks(): void {
+    for (const [group, seq] of this.started) {
+      if (this.published.get(group) === seq) continue;
+      this.store.setQuiet(this.key(`arrive/${group}/${this.executor.rank}`), String(seq));
+      this.published.set(group, seq);
+    }
+  }
+
+  /** Ranks of the group whose last published collective is older than this one. */
+  private async ranksThatNeverArrived(m: OpMessage): Promise<number[]> {
+    const ranks = this.executor.groupRanks(m.group).filter((r) => r !== this.executor.rank);
+    const seen = await Promise.all(
+      ranks.map((r) =>
+        this.store
+          .get(this.key(`arrive/${m.group}/${r}`), 1000)
+          .then((v) => Number(bytesToString(v)))
+          .catch(() => -1),
+      ),
+    );
+    return ranks.filter((_, i) => seen[i]! < m.seq);
+  }
+
+  private fail(message: string): void {
+    this.broken = message;
+    this.native.markFailed(this.handle);
+    this.native.destroy(this.handle);
+  }
+
+  private finish(id: number, error: string | null): void {
+    this.post({ type: "done", id, error, fatal: error !== null && this.broken !== null });
+  }
+
+  private key(k: string): string {
+    return `${this.prefix}/${k}`;
+  }
+
+  private pull(): void {
+    for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
+      this.queue.push(m.message as ToWorker);
+    }
+  }
+
+  /**
+   * Waits for the next request in short blocking waits (a collective posted right after the last
+   * one starts at once), yielding to the event loop between them so that the store connection is
+   * serviced while idle.
+   */
+  private async idle(): Promise<void> {
+    const seen = Atomics.load(this.ctl, CTL_OPS_POSTED);
+    this.pull();
+    if (this.queue.length > 0) return;
+    if (Atomics.wait(this.ctl, CTL_OPS_POSTED, seen, 20) === "timed-out") {
+      this.publishMarks();
+      this.executor.trimScratch();
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}

@@ -1,0 +1,260 @@
+import { defaultWorld } from "../data/distributed_sampler.js";
+import { CommClient } from "./comm_client.js";
+import { readCommEnv } from "./env.js";
+import type { WorkerConfig } from "./engine/messages.js";
+import { InlineRunner } from "./inline_runner.js";
+import { loadCommNative, tryLoadCommNative } from "./native.js";
+import { ProcessGroup, type Runtime } from "./process_group.js";
+import { type Rendezvous, resolveRendezvous } from "./rendezvous.js";
+import { STORE_TOKEN_ENV } from "./store/token.js";
+import { TCPStore } from "./store/tcp_store.js";
+import { StoreHost } from "./store_host.js";
+import { readTokenFile, removeTokenFile, tokenFilePath, writeTokenFile, isLoopback } from "./token_file.js";
+import { DistributedError } from "./work.js";
+
+export interface InitOptions {
+  /** "ringtorch" (also accepted: "gloo", "cpu", as aliases for scripts ported from torch). */
+  backend?: string;
+  /** "env://" (default: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) or "tcp://host:port". */
+  initMethod?: string;
+  rank?: number;
+  worldSize?: number;
+  /** Timeout of the rendezvous and default timeout of every collective (30 minutes, as torch). */
+  timeoutMs?: number;
+  /** The job's secret; RINGTORCH_STORE_TOKEN when left out (see resolveToken). */
+  token?: string;
+}
+
+interface World {
+  runtime: Runtime;
+  world: ProcessGroup;
+  client: CommClient | null;
+  store: TCPStore | null;
+  storeHost: StoreHost | null;
+  prefix: string;
+  tokenFile: string | null;
+  nextGroupId: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30 * 60 * 1000;
+let current: World | null = null;
+let generation = 0;
+
+export function currentWorld(where: string): World {
+  if (!current) throw new Error(`${where}: the default process group is not initialised; call \`await dist.initProcessGroup()\` first`);
+  return current;
+}
+
+/**
+ * Joins this process to the job (torch.distributed.init_process_group). Without a launcher,
+ * rank 0 hosts the store at MASTER_ADDR:MASTER_PORT (on its own thread); with ringrun
+ * (RINGTORCH_USE_AGENT_STORE=1) every rank connects to ringrun's. Then the communication worker
+ * connects every pair of ranks (shared memory on one machine, TCP between machines).
+ */
+export async function initProcessGroup(opts: InitOptions = {}): Promise<ProcessGroup> {
+  if (current) throw new Error("initProcessGroup: the default process group is already initialised; call destroyProcessGroup() first");
+  const backend = opts.backend ?? "ringtorch";
+  if (!["ringtorch", "gloo", "cpu"].includes(backend)) {
+    throw new Error(`initProcessGroup: backend ${JSON.stringify(backend)} is not available; ringtorch has one CPU backend, "ringtorch" (alias "gloo")`);
+  }
+  const cenv = readCommEnv();
+  const timeoutMs = opts.timeoutMs ?? cenv.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const rdzv = resolveRendezvous(opts);
+  const gen = generation++;
+  const runtime: Runtime = { rank: rdzv.rank, worldSize: rdzv.worldSize, client: null, timeoutMs, debugDetail: cenv.debugDetail, destroyed: false };
+  const world: World = { runtime, world: new ProcessGroup(0, range(rdzv.worldSize), runtime), client: null, store: null, storeHost: null, prefix: "", tokenFile: null, nextGroupId: 1 };
+  if (rdzv.worldSize > 1) {
+    if (!tryLoadCommNative()) throw new Error("initProcessGroup: the native addon with the transports is not built; run `npm run build:native`");
+    try {
+      await join(world, rdzv, opts, timeoutMs, gen, (token) => ({
+        rank: rdzv.rank,
+        world: rdzv.worldSize,
+        token,
+        storeHost: rdzv.host,
+        storePort: rdzv.port,
+        prefix: world.prefix,
+        timeoutMs,
+        transport: cenv.transport,
+        listenHost: cenv.socketAddr ?? null,
+        slotBytes: cenv.slotBytes,
+        slots: cenv.slots,
+        spinUs: cenv.spinUs,
+        streamingBytes: cenv.streamingBytes,
+        pipelineBytes: cenv.pipelineBytes,
+        algorithm: cenv.algorithm,
+      }));
+      (runtime as { client: CommClient | null }).client = world.client;
+    } catch (err) {
+      await world.client?.shutdown();
+      await world.store?.close();
+      await world.storeHost?.close();
+      if (world.tokenFile && rdzv.rank === 0) removeTokenFile(world.tokenFile);
+      throw err instanceof DistributedError ? err : new DistributedError(`initProcessGroup (rank ${rdzv.rank} of ${rdzv.worldSize}): ${(err as Error).message}`);
+    }
+  }
+  current = world;
+  defaultWorld.rank = () => current?.runtime.rank;
+  defaultWorld.worldSize = () => current?.runtime.worldSize;
+  return world.world;
+}
+
+/**
+ * Hosts the store (rank 0 without a launcher), connects this thread's store client, and starts
+ * the communication worker, all at once: the worker's start-up is the slow part and needs nothing
+ * but the token. The token is RINGTORCH_STORE_TOKEN (or `opts.token`); without one, a job whose
+ * store is on a loopback address shares a fresh token through a private file (token_file.ts),
+ * and any other job is refused, since its store would admit anyone who can reach it.
+ */
+async function join(world: World, rdzv: Rendezvous, opts: InitOptions, timeoutMs: number, gen: number, config: (token: string) => WorkerConfig): Promise<void> {
+  world.prefix = `${process.env.RINGTORCH_STORE_PREFIX ?? ""}ringtorch/pg${gen}`;
+  const given = opts.token ?? process.env[STORE_TOKEN_ENV];
+  const deadline = Date.now() + timeoutMs;
+  let token = given;
+  if (!token) {
+    if (rdzv.agentStore) throw new Error(`RINGTORCH_USE_AGENT_STORE=1 but ${STORE_TOKEN_ENV} is not set; ringrun sets both`);
+    if (!isLoopback(rdzv.host)) {
+      throw new Error(
+        `no job token: the store at ${rdzv.host}:${rdzv.port} is reachable from other machines, so every rank must share a secret. ` +
+          `Set ${STORE_TOKEN_ENV} to the same value on every rank (e.g. \`export ${STORE_TOKEN_ENV}=$(openssl rand -hex 24)\`), or launch with ringrun, which makes one.`,
+      );
+    }
+    world.tokenFile = tokenFilePath(rdzv.host, rdzv.port);
+    if (rdzv.rank === 0) token = writeTokenFile(world.tokenFile);
+    else token = await connectWithTokenFile(world, rdzv, world.tokenFile, deadline);
+  }
+  const abort = new AbortController();
+  const hosting = rdzv.rank === 0 && !rdzv.agentStore ? StoreHost.start({ host: rdzv.host, port: rdzv.port, token: token! }) : Promise.resolve(null);
+  const connecting = world.store
+    ? Promise.resolve(world.store)
+    : TCPStore.connect({ host: rdzv.host, port: rdzv.port, token: token!, timeoutMs: Math.max(1, deadline - Date.now()), signal: abort.signal });
+  const starting = CommClient.start(config(token!), abort.signal);
+  try {
+    [world.storeHost, world.store, world.client] = await Promise.all([hosting, connecting, starting]);
+    if (process.env.RINGTORCH_INLINE !== "0") {
+      const store = world.store;
+      const cfg = config(token!);
+      world.client.inline = new InlineRunner(loadCommNative(), world.client.handle, cfg, (group, seq) =>
+        store.setQuiet(`${world.prefix}/arrive/${group}/${cfg.rank}`, String(seq)),
+      );
+    }
+  } catch (err) {
+    // Fail at the first error (a port in use should not wait out the others' timeouts), and
+    // release whatever the other two still produce.
+    abort.abort();
+    void hosting.then((h) => h?.close(), () => {});
+    void connecting.then((s) => s.close(), () => {});
+    void starting.then((c) => c.shutdown(), () => {});
+    world.storeHost = null;
+    world.store = null;
+    world.client = null;
+    throw err;
+  }
+}
+
+/** A rank other than 0 reads rank 0's token file; one left by an earlier job on this port is replaced before rank 0 listens. */
+async function connectWithTokenFile(world: World, rdzv: Rendezvous, path: string, deadline: number): Promise<string> {
+  for (;;) {
+    const token = readTokenFile(path);
+    try {
+      if (!token) throw new Error(`rank 0 has not written the job token (${path}) yet`);
+      world.store = await TCPStore.connect({ host: rdzv.host, port: rdzv.port, token, timeoutMs: Math.max(1, deadline - Date.now()) });
+      return token;
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** Leaves the job: stops the comm worker, closes transports and (rank 0) the store it hosts. */
+export async function destroyProcessGroup(group?: ProcessGroup): Promise<void> {
+  const w = current;
+  if (!w) return;
+  if (group && group !== w.world) {
+    group.destroyed = true;
+    return;
+  }
+  current = null;
+  w.runtime.destroyed = true;
+  defaultWorld.rank = () => undefined;
+  defaultWorld.worldSize = () => undefined;
+  await w.client?.shutdown();
+  if (w.store) {
+    const me = w.runtime.rank;
+    await w.store.set(`${w.prefix}/destroyed/${me}`, "1").catch(() => {});
+    if (w.storeHost) {
+      // Keep serving until the other ranks have left too (they may still use the store), but not forever.
+      const keys = range(w.runtime.worldSize).map((r) => `${w.prefix}/destroyed/${r}`);
+      await w.store.wait(keys, Math.min(w.runtime.timeoutMs, 10_000)).catch(() => {});
+    }
+    await w.store.close();
+  }
+  await w.storeHost?.close();
+  if (w.tokenFile && w.runtime.rank === 0) removeTokenFile(w.tokenFile);
+}
+
+export function isInitialized(): boolean {
+  return current !== null;
+}
+
+/** Whether this build can run multi-process groups (the native transports are present). */
+export function isAvailable(): boolean {
+  return tryLoadCommNative() !== null;
+}
+
+export function getBackend(): string {
+  return "ringtorch";
+}
+
+/** This process's rank in `group` (default: the whole job); -1 when it is not a member. */
+export function getRank(group?: ProcessGroup): number {
+  return group ? group.rank : currentWorld("getRank").runtime.rank;
+}
+
+export function getWorldSize(group?: ProcessGroup): number {
+  return group ? group.size : currentWorld("getWorldSize").runtime.worldSize;
+}
+
+/**
+ * A group of some ranks (torch.distributed.new_group). Every rank of the job must call it, in
+ * the same order, with the same ranks, even ranks that are not members. Groups share the job's
+ * transports; their collectives are numbered apart.
+ */
+export function newGroup(ranks?: number[]): ProcessGroup {
+  const w = currentWorld("newGroup");
+  const n = w.runtime.worldSize;
+  const members = ranks === undefined ? range(n) : [...new Set(ranks)].sort((a, b) => a - b);
+  if (ranks !== undefined && members.length !== ranks.length) throw new Error(`newGroup: ranks [${ranks.join(", ")}] repeat a rank`);
+  for (const r of members) {
+    if (!Number.isInteger(r) || r < 0 || r >= n) throw new Error(`newGroup: rank ${r} is not a rank of the job (0..${n - 1})`);
+  }
+  if (members.length === 0) throw new Error("newGroup: a group needs at least one rank");
+  const id = w.nextGroupId++;
+  w.client?.addGroup(id, members);
+  return new ProcessGroup(id, members, w.runtime);
+}
+
+export function getProcessGroupRanks(group: ProcessGroup): number[] {
+  return [...group.ranks];
+}
+
+export function getGlobalRank(group: ProcessGroup, groupRank: number): number {
+  const r = group.ranks[groupRank];
+  if (r === undefined) throw new Error(`getGlobalRank: the group has ranks 0..${group.size - 1}, not ${groupRank}`);
+  return r;
+}
+
+export function getGroupRank(group: ProcessGroup, globalRank: number): number {
+  return group.groupRankOf(globalRank, "getGroupRank");
+}
+
+/** The transport this rank uses to each rank ("self", "shm" or "tcp"); for tests and diagnostics. */
+export function getTransports(): string[] {
+  const w = currentWorld("getTransports");
+  return w.client ? [...w.client.transports] : ["self"];
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+

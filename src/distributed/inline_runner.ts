@@ -1,0 +1,46 @@
+import type { CommNative } from "./native.js";
+import { Executor } from "./engine/executor.js";
+import type { OpMessage, WorkerConfig } from "./engine/messages.js";
+
+/**
+ * Runs a synchronous collective on the calling (main) thread when nothing is queued for the comm
+ * worker: the caller blocks either way, and this saves two thread hand-offs per call (tens of
+ * microseconds, far more on a busy machine). Asynchronous work, point-to-point operations, and
+ * anything issued while the worker has work still go through the worker, in order.
+ *
+ * Only one thread uses the native communicator at a time: the main thread runs here only while no
+ * request is pending with the worker, and the worker touches the communicator only for requests.
+ */
+export class InlineRunner {
+  private readonly executor: Executor;
+  private current: { group: number; seq: number } = { group: 0, seq: 0 };
+
+  constructor(
+    native: CommNative,
+    handle: number,
+    config: WorkerConfig,
+    /** Publishes "this rank is in collective seq of group" (see OpLoop.publishMarks). */
+    private readonly publish: (group: number, seq: number) => void,
+  ) {
+    this.executor = new Executor(native, handle, config.rank, config.world, config.pipelineBytes, config.algorithm);
+    this.executor.link.onStall = () => this.publish(this.current.group, this.current.seq);
+  }
+
+  addGroup(id: number, ranks: number[]): void {
+    this.executor.addGroup(id, ranks);
+  }
+
+  /** Runs the collective to completion; returns what it threw, or null. */
+  run(msg: OpMessage): unknown {
+    this.current = { group: msg.group, seq: msg.seq };
+    this.executor.link.stallMs = Math.max(1, Math.min(500, msg.timeoutMs / 4));
+    try {
+      this.executor.run(msg);
+      return null;
+    } catch (err) {
+      return err;
+    } finally {
+      this.executor.trimScratch();
+    }
+  }
+}

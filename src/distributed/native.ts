@@ -1,0 +1,68 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { TypedArray } from "./dtypes.js";
+
+/** The communication half of the native addon (native/comm/register.cc). */
+export interface CommNative {
+  create(rank: number, world: number, slotBytes: number, slots: number, spinUs: number, streamingBytes: number): number;
+  createSegment(handle: number, name: string): void;
+  attachShmPeer(handle: number, peer: number, name: string, pid: number): void;
+  attachTcpPeer(handle: number, peer: number, fd: number): void;
+  /** Runs `count` transfers described by `desc` (12 numbers each); returns a Status. */
+  run(handle: number, desc: Float64Array, count: number, bufs: TypedArray[], timeoutMs: number, stallMs: number): number;
+  lastError(handle: number): string;
+  abort(handle: number): void;
+  destroy(handle: number): void;
+  markFailed(handle: number): void;
+  shmUnlink(name: string): boolean;
+  tcpListen(host: string, port: number): [fd: number, port: number];
+  tcpAccept(fd: number, timeoutMs: number): number | string;
+  tcpConnect(host: string, port: number, timeoutMs: number): number | string;
+  sockTransfer(fd: number, data: Uint8Array, writing: boolean, timeoutMs: number): string;
+  closeFd(fd: number): void;
+  reduceInto(dtype: number, op: number, dst: TypedArray, dstByteOff: number, a: TypedArray, aByteOff: number, b: TypedArray, bByteOff: number, count: number): void;
+  bf16ToF32(src: Uint16Array, srcIndex: number, dst: Float32Array, dstIndex: number, count: number): void;
+  f32ToBf16(src: Float32Array, srcIndex: number, dst: Uint16Array, dstIndex: number, count: number): void;
+  divideBy(dtype: number, buf: TypedArray, byteOffset: number, count: number, divisor: number): void;
+}
+
+export const enum TransferStatus {
+  Ok = 0,
+  Timeout = 1,
+  PeerDied = 2,
+  PeerClosed = 3,
+  Mismatch = 4,
+  IoError = 5,
+  Aborted = 6,
+  Stalled = 7,
+}
+
+let cached: CommNative | null | undefined;
+
+function addonPath(): string {
+  // src/distributed/native.ts and dist/distributed/native.js both sit two levels below the root.
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+  return join(root, "build", "Release", "ringtorch.node");
+}
+
+/** The addon's comm functions, or null when the addon has not been built. */
+export function tryLoadCommNative(): CommNative | null {
+  if (cached !== undefined) return cached;
+  const path = addonPath();
+  if (!existsSync(path)) return (cached = null);
+  const addon = createRequire(import.meta.url)(path) as { comm?: CommNative };
+  return (cached = addon.comm ?? null);
+}
+
+export function loadCommNative(): CommNative {
+  const native = tryLoadCommNative();
+  if (!native) {
+    throw new Error(
+      `ringtorch.distributed needs the native addon (${addonPath()}) for its transports, and it is missing ` +
+        "or was built without them. Run `npm run build:native` and look for compiler errors.",
+    );
+  }
+  return native;
+}

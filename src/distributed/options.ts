@@ -1,0 +1,67 @@
+import type { CommDType } from "./dtypes.js";
+import type { Algorithm } from "./engine/messages.js";
+import { currentWorld } from "./init.js";
+import type { ProcessGroup, RunOptions } from "./process_group.js";
+import type { ReduceOpName } from "./reduce_op.js";
+import { checkReduceOp } from "./reduce_op.js";
+import { type Resolved, shapeText } from "./tensor_ref.js";
+
+export interface CollectiveOptions {
+  /** The group to run in; the default group (every rank) when left out. */
+  group?: ProcessGroup;
+  /** Return a Work at once instead of blocking until the collective is done. */
+  async?: boolean;
+  /** Overrides the group's timeout for this call. */
+  timeoutMs?: number;
+  /** Forces an algorithm (tests, tuning); RINGTORCH_ALGO does the same for every call. */
+  algorithm?: Algorithm | "auto";
+}
+
+export interface ReduceOptions extends CollectiveOptions {
+  /** dist.ReduceOp.SUM unless told otherwise. */
+  op?: ReduceOpName;
+}
+
+export type Sync<O> = O & { async?: false };
+export type Async<O> = O & { async: true };
+
+export function groupOf(opts: CollectiveOptions | undefined, where: string): ProcessGroup {
+  return opts?.group ?? currentWorld(where).world;
+}
+
+export function runOptions(opts: CollectiveOptions | undefined): RunOptions {
+  return { async: opts?.async === true, timeoutMs: opts?.timeoutMs, algorithm: opts?.algorithm };
+}
+
+export function reduceOpOf(opts: ReduceOptions | undefined, dtype: CommDType, where: string): ReduceOpName {
+  const op = checkReduceOp(opts?.op ?? "sum", where);
+  if (dtype === "uint8") throw new Error(`${where}: cannot reduce bool/uint8 data; use int32 or a floating dtype`);
+  return op;
+}
+
+export function sameDType(where: string, expected: Resolved, others: Resolved[], what: string): void {
+  others.forEach((o, i) => {
+    if (o.dtype !== expected.dtype) {
+      throw new Error(`${where}: ${what}[${i}] has dtype ${o.dtype}, but the input tensor has dtype ${expected.dtype}`);
+    }
+  });
+}
+
+export function listLength(where: string, list: unknown, size: number, what: string): void {
+  if (!Array.isArray(list)) throw new TypeError(`${where}: ${what} must be an array of ${size} tensors`);
+  if (list.length !== size) {
+    throw new Error(`${where}: ${what} must hold one tensor per rank of the group (${size}), got ${list.length}`);
+  }
+}
+
+export function sameNumel(where: string, expected: number, others: Resolved[], what: string, shape: readonly number[]): void {
+  others.forEach((o, i) => {
+    if (o.ref.numel !== expected) {
+      throw new Error(`${where}: ${what}[${i}] has shape ${shapeText(o.shape)} (${o.ref.numel} elements), but ${shapeText(shape)} (${expected}) was expected`);
+    }
+  });
+}
+
+export function finishersOf(resolved: Resolved[]): (() => void)[] {
+  return resolved.flatMap((r) => (r.finish ? [r.finish] : []));
+}

@@ -1,0 +1,128 @@
+import type { Tensor } from "../tensor/tensor.js";
+import { allReduce, broadcast } from "./collectives.js";
+import { allGatherIntoTensor } from "./gather_scatter.js";
+import type { CommClient } from "./comm_client.js";
+import type { CommDType } from "./dtypes.js";
+import type { Algorithm, Request } from "./engine/messages.js";
+import { isPointToPoint } from "./engine/messages.js";
+import { runLocally } from "./local.js";
+import { DistributedError, Work } from "./work.js";
+
+/** Shared by every group of one initialised job. */
+export interface Runtime {
+  readonly rank: number;
+  readonly worldSize: number;
+  readonly client: CommClient | null;
+  readonly timeoutMs: number;
+  readonly debugDetail: boolean;
+  destroyed: boolean;
+}
+
+export interface RunOptions {
+  async?: boolean;
+  timeoutMs?: number;
+  algorithm?: Algorithm | "auto";
+}
+
+/**
+ * A set of ranks that run collectives together (torch.distributed.ProcessGroup). The default
+ * group holds every rank; `newGroup` makes others, which share the default group's transports.
+ * Each group numbers its collectives; every member must call them in the same order.
+ */
+export class ProcessGroup {
+  private seq = 0;
+  private warnedNonMember = false;
+  /** Set by destroyProcessGroup(group); the group's collectives then throw. */
+  destroyed = false;
+
+  constructor(
+    readonly id: number,
+    /** Global ranks of the members, in group-rank order. */
+    readonly ranks: readonly number[],
+    private readonly runtime: Runtime,
+  ) {}
+
+  /** This process's rank within the group, or -1 when it is not a member. */
+  get rank(): number {
+    return this.ranks.indexOf(this.runtime.rank);
+  }
+
+  get size(): number {
+    return this.ranks.length;
+  }
+
+  /** Alias of `size`, the name DDP and torch's `get_world_size(group)` use. */
+  get worldSize(): number {
+    return this.ranks.length;
+  }
+
+  isMember(): boolean {
+    return this.rank >= 0;
+  }
+
+  /** The group rank of a global rank; throws naming the operation when it is not a member. */
+  groupRankOf(globalRank: number, where: string): number {
+    const r = this.ranks.indexOf(globalRank);
+    if (r < 0) {
+      throw new Error(`${where}: rank ${globalRank} is not in the group (its ranks are [${this.ranks.join(", ")}])`);
+    }
+    return r;
+  }
+
+  /**
+   * Runs a request on the comm worker (or locally for a group of one). Sync calls block until it
+   * is done and throw its error; async calls return the Work.
+   */
+  run(
+    req: Request,
+    dtype: CommDType,
+    opts: RunOptions,
+    debugDescription: string,
+    finishers: (() => void)[],
+  ): Work | undefined {
+    const name = isPointToPoint(req) ? req.kind : `${req.kind} #${this.seq + 1}`;
+    if (this.runtime.destroyed || this.destroyed) throw new DistributedError(`${req.kind}: the process group has been destroyed`);
+    if (!this.isMember()) {
+      if (!this.warnedNonMember) {
+        process.emitWarning(`rank ${this.runtime.rank} called ${req.kind} on a group it is not a member of; the call does nothing (as in torch)`);
+        this.warnedNonMember = true;
+      }
+      return opts.async ? Work.completed(name) : undefined;
+    }
+    const finish = finishers.length > 0 ? () => finishers.forEach((f) => f()) : null;
+    const client = this.runtime.client;
+    if (this.size === 1 || client === null) {
+      runLocally(req, dtype);
+      finish?.();
+      if (!isPointToPoint(req)) this.seq++;
+      return opts.async ? Work.completed(name) : undefined;
+    }
+    const seq = isPointToPoint(req) ? 0 : ++this.seq;
+    const timeoutMs = opts.timeoutMs ?? this.runtime.timeoutMs;
+    const algorithm = opts.algorithm === undefined || opts.algorithm === "auto" ? null : opts.algorithm;
+    const debug = this.runtime.debugDetail && !isPointToPoint(req) ? debugDescription : null;
+    const msg = { group: this.id, seq, dtype, timeoutMs, algorithm, debug, req };
+    if (opts.async) return client.submit(msg, name, finish);
+    client.runBlocking(msg, name, finish).wait();
+    return undefined;
+  }
+
+  // The small interface DDP uses (src/parallel/comm.ts), so a ProcessGroup can be passed as its
+  // `processGroup` option directly.
+
+  allReduceAsync(buffer: Tensor): Work {
+    return allReduce(buffer, { group: this, async: true });
+  }
+
+  broadcast(buffer: Tensor, src: number): void {
+    broadcast(buffer, this.ranks[src]!, { group: this });
+  }
+
+  allGatherInts(value: number): number[] {
+    const out = new Int32Array(new SharedArrayBuffer(4 * this.size));
+    const mine = new Int32Array(new SharedArrayBuffer(4));
+    mine[0] = value;
+    allGatherIntoTensor(out, mine, { group: this });
+    return Array.from(out);
+  }
+}

@@ -1,0 +1,98 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export interface RankResult {
+  rank: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The JSON a worker script printed on a line starting with RESULT. */
+  result: unknown;
+  pid: number;
+}
+
+export interface LaunchOptions {
+  world: number;
+  script: string;
+  env?: Record<string, string>;
+  rankEnv?: (rank: number) => Record<string, string>;
+  /** Command words before `node`, e.g. to run a rank inside a network namespace. */
+  prefix?: (rank: number) => string[];
+  /** Ranks still running after this are killed (and reported as such). */
+  timeoutMs?: number;
+}
+
+export const WORKERS = fileURLToPath(new URL("./workers/", import.meta.url));
+
+/**
+ * Runs `world` node processes of a worker script with the torchrun environment, as separate
+ * processes, and collects what each printed and how it exited.
+ */
+export async function launch(opts: LaunchOptions): Promise<RankResult[]> {
+  const port = await freePort();
+  const token = randomBytes(16).toString("hex");
+  const script = opts.script.startsWith("/") ? opts.script : WORKERS + opts.script;
+  const runs = Array.from({ length: opts.world }, (_, rank) => {
+    const env = {
+      ...process.env,
+      MASTER_ADDR: "127.0.0.1",
+      MASTER_PORT: String(port),
+      RANK: String(rank),
+      WORLD_SIZE: String(opts.world),
+      LOCAL_RANK: String(rank),
+      LOCAL_WORLD_SIZE: String(opts.world),
+      RINGTORCH_STORE_TOKEN: token,
+      ...opts.env,
+      ...opts.rankEnv?.(rank),
+    };
+    const argv = [...(opts.prefix?.(rank) ?? []), process.execPath, "--import", "tsx", script];
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
+    return new Promise<RankResult>((resolve) => {
+      child.on("close", (code, signal) => {
+        clearTimeout(timer);
+        const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
+        resolve({ rank, code, signal, stdout, stderr, result: line ? JSON.parse(line.slice(7)) : undefined, pid: child.pid ?? -1 });
+      });
+    });
+  });
+  return Promise.all(runs);
+}
+
+export function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on("error", reject);
+    srv.listen(0, host, () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Shared-memory segments that processes with these pids left behind. */
+export function leftoverSegments(pids: number[]): string[] {
+  if (!existsSync("/dev/shm")) return [];
+  return readdirSync("/dev/shm").filter((n) => pids.some((pid) => new RegExp(`^ringtorch-\\d+-${pid}-`).test(n)));
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function explain(results: RankResult[]): string {
+  return results.map((r) => `--- rank ${r.rank} exited ${r.code ?? r.signal}\n${r.stdout}\n${r.stderr}`).join("\n");
+}
