@@ -1,5 +1,5 @@
 import type { Worker } from "node:worker_threads";
-import { spawnModuleWorker } from "../util/spawn_worker.js";
+import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
 import type { Manifest } from "./manifest.js";
 import type { WriteJob } from "./write_dir.js";
 
@@ -30,7 +30,7 @@ export class AsyncCheckpointWriter {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = spawnModuleWorker(new URL("./writer_worker", import.meta.url));
+    const worker = spawnWorker(siblingModule(import.meta.url, "./writer_worker"), {});
     worker.on("message", (msg: { id: number; manifest?: Manifest | null; error?: string }) => {
       const entry = this.pending.get(msg.id);
       this.pending.delete(msg.id);

@@ -14,7 +14,7 @@ import { TransferError } from "./engine/link.js";
 import { isPointToPoint } from "./engine/messages.js";
 import type { InlineRunner } from "./inline_runner.js";
 import { tryLoadCommNative } from "./native.js";
-import { siblingModule, spawnWorker } from "./spawn_worker.js";
+import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
 import { DistributedError, Work } from "./work.js";
 
 /** Extra time a blocked wait() allows past the operation's own timeout before it blames the worker. */

@@ -1,5 +1,5 @@
 import type { Worker } from "node:worker_threads";
-import { siblingModule, spawnWorker } from "./spawn_worker.js";
+import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
 import { DistributedError } from "./work.js";
 
 /**

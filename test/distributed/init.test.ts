@@ -5,7 +5,7 @@ import * as dist from "../../src/distributed/index.js";
 import { connectHandshake } from "../../src/distributed/engine/handshake.js";
 import { loadCommNative } from "../../src/distributed/native.js";
 import { resolveRendezvous } from "../../src/distributed/rendezvous.js";
-import { siblingModule, spawnWorker } from "../../src/distributed/spawn_worker.js";
+import { siblingModule, spawnWorker } from "../../src/util/spawn_worker.js";
 import { tensor } from "../../src/ops/creation.js";
 import { explain, freePort, launch, leftoverSegments } from "./harness.js";
 
