@@ -27,7 +27,7 @@ export function allReduce(tensor: CommTensor, opts?: ReduceOptions): Work | void
   const group = groupOf(opts, where);
   const t = resolve(tensor, where, true);
   const op = reduceOpOf(opts, t.dtype, where);
-  const req: Request = { kind: "allReduce", buf: t.ref, op };
+  const req: Request = { kind: "allReduce", buf: t.ref, op, lowPrecision: opts?.lowPrecision === true };
   return group.run(req, t.dtype, runOptions(opts), `allReduce(dtype=${t.dtype}, shape=${shapeText(t.shape)}, op=${op})`, finishersOf([t]));
 }
 

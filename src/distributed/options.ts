@@ -20,6 +20,12 @@ export interface CollectiveOptions {
 export interface ReduceOptions extends CollectiveOptions {
   /** dist.ReduceOp.SUM unless told otherwise. */
   op?: ReduceOpName;
+  /**
+   * allReduce of bfloat16: move and accumulate in bfloat16 itself, halving the bytes of the
+   * default (which widens to float32 and rounds once at the end). Each hop rounds, so results
+   * may differ in the last bit between algorithms. DDP's bf16 compression hook uses it.
+   */
+  lowPrecision?: boolean;
 }
 
 export type Sync<O> = O & { async?: false };

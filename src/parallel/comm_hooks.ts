@@ -29,14 +29,14 @@ export function allreduceHook(group: ProcessGroup | null, bucket: GradBucket): C
 }
 
 /**
- * Halves the bytes on the wire: the averaged gradients travel and are summed as bfloat16 (the
- * comm layer accumulates them in float32), then widen back to the bucket's dtype. bfloat16 keeps
- * float32's range, so unlike float16 it needs no loss scaling; it keeps 8 bits of mantissa.
+ * Halves the bytes on the wire: the averaged gradients travel and are summed as bfloat16, then
+ * widen back to the bucket's dtype. bfloat16 keeps float32's range, so unlike float16 it needs
+ * no loss scaling; it keeps 8 bits of mantissa.
  */
 export function bf16CompressHook(group: ProcessGroup | null, bucket: GradBucket): CommHookFuture {
   const buffer = bucket.buffer();
   const compressed = noGrad(() => to(buffer.div(sizeOf(group)), "bfloat16"));
-  const work = allReduce(compressed, { ...(group ? { group } : {}), async: true });
+  const work = allReduce(compressed, { ...(group ? { group } : {}), async: true, lowPrecision: true });
   return {
     wait: () => {
       work.wait();

@@ -58,7 +58,8 @@ export class Executor {
     }
     link.code = ((msg.group & 0xffffff) << 8) | KIND_CODE[req.kind];
     const reduces = req.kind === "allReduce" || req.kind === "reduce" || req.kind === "reduceScatter";
-    if (reduces && msg.dtype === "bfloat16") return this.runInFloat32(ranks, msg, req);
+    const lowPrecision = req.kind === "allReduce" && req.lowPrecision === true;
+    if (reduces && msg.dtype === "bfloat16" && !lowPrecision) return this.runInFloat32(ranks, msg, req);
     this.dispatch(this.context(ranks, msg.dtype, reduces ? req.op : "sum"), req, msg.algorithm);
     if (reduces && req.op === "avg") this.divideResult(req, msg.dtype, ctx.rank, ranks.length);
   }

@@ -12,7 +12,8 @@ export type Algorithm = "ring" | "rhd" | "tree";
 
 /** Roots and ranks inside a request are group ranks, except a point-to-point peer, which is global. */
 export type Request =
-  | { kind: "allReduce"; buf: BufRef; op: ReduceOpName }
+  /** lowPrecision: a bfloat16 sum travels and accumulates in bfloat16 (half the bytes of float32). */
+  | { kind: "allReduce"; buf: BufRef; op: ReduceOpName; lowPrecision?: boolean }
   | { kind: "broadcast"; buf: BufRef; root: number }
   | { kind: "reduce"; buf: BufRef; root: number; op: ReduceOpName }
   | { kind: "allGather"; input: BufRef; outputs: BufRef[] }
