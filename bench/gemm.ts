@@ -1,0 +1,141 @@
+// node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--no-mlp] [--no-peer]
+//
+// float32 GEMM of the cpu backend against PyTorch 1.13 (OpenBLAS) measured in this one run.
+// Square sizes follow ../shared/peers/torch/mm.py exactly (3 warm-up calls, then 7 runs of enough
+// calls to last 0.3 s at 50 GFLOPS; median GFLOPS), and mm.py itself is the peer
+// (OPENBLAS_NUM_THREADS=<n> /usr/bin/python3 ../shared/peers/torch/mm.py <n>). A second table has
+// the MLP benchmark's shapes (batch 64): x @ w.T forward, g @ w and g.T @ x backward, timed the same
+// way on both sides. The machine is shared and noisy: compare ratios from one run only.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
+import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
+import { median, printTable } from "./table.js";
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string): string => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const THREADS = option("--threads", "1,2").split(",").map(Number);
+const SIZES = option("--sizes", "256,512,1024,2048").split(",").map(Number);
+const PEER = join(dirname(fileURLToPath(import.meta.url)), "../../shared/peers/torch/mm.py");
+const PYTHON = "/usr/bin/python3";
+
+interface Shape {
+  name: string;
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+}
+
+const MLP_SHAPES: Shape[] = [
+  { name: "fc1 x@w.T 64x1024x784", m: 64, n: 1024, k: 784, transA: false, transB: true },
+  { name: "fc2 x@w.T 64x1024x1024", m: 64, n: 1024, k: 1024, transA: false, transB: true },
+  { name: "fc2 dX g@w 64x1024x1024", m: 64, n: 1024, k: 1024, transA: false, transB: false },
+  { name: "fc1 dW g.T@x 1024x784x64", m: 1024, n: 784, k: 64, transA: true, transB: false },
+  { name: "fc2 dW g.T@x 1024x1024x64", m: 1024, n: 1024, k: 64, transA: true, transB: false },
+];
+
+function randomShared(n: number): Float32Array {
+  const a = new Float32Array(new SharedArrayBuffer(4 * n));
+  for (let i = 0; i < n; i++) a[i] = Math.random() * 2 - 1;
+  return a;
+}
+
+/** mm.py's protocol: 3 warm-up calls, 7 runs of max(1, 0.3 s at 50 GFLOPS) calls, median GFLOPS. */
+function measure(cpu: CpuBackend, s: Shape): number {
+  const a = randomShared(s.m * s.k);
+  const b = randomShared(s.k * s.n);
+  const out = new Float32Array(new SharedArrayBuffer(4 * s.m * s.n));
+  const call = {
+    batch: 1, m: s.m, n: s.n, k: s.k,
+    a, aOffset: 0, aRowStride: s.transA ? 1 : s.k, aColStride: s.transA ? s.m : 1, aBatchStride: 0,
+    b, bOffset: 0, bRowStride: s.transB ? 1 : s.n, bColStride: s.transB ? s.k : 1, bBatchStride: 0,
+    out, outOffset: 0, alpha: 1, beta: 0,
+  };
+  const flop = 2 * s.m * s.n * s.k;
+  for (let i = 0; i < 3; i++) cpu.matmul(call);
+  const reps = Math.max(1, Math.floor(0.3 / (flop / 50e9)));
+  const gflops: number[] = [];
+  for (let r = 0; r < 7; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < reps; i++) cpu.matmul(call);
+    gflops.push(flop / ((performance.now() - t0) / 1e3 / reps) / 1e9);
+  }
+  return median(gflops);
+}
+
+// The MLP shapes for PyTorch, timed like mm.py (transposed operands are views, as nn.Linear makes them).
+const PEER_SHAPES = `
+import torch, time, statistics, sys, json
+torch.set_num_threads(int(sys.argv[1]))
+for m, n, k, ta, tb in json.loads(sys.argv[2]):
+    a = torch.randn(k, m).t() if ta else torch.randn(m, k)
+    b = torch.randn(n, k).t() if tb else torch.randn(k, n)
+    c = torch.empty(m, n)
+    flop = 2.0 * m * n * k
+    for _ in range(3): torch.mm(a, b, out=c)
+    reps = max(1, int(0.3 / (flop / 50e9)))
+    gf = []
+    for r in range(7):
+        t0 = time.perf_counter()
+        for _ in range(reps): torch.mm(a, b, out=c)
+        gf.append(flop / ((time.perf_counter() - t0) / reps) / 1e9)
+    print("median=%.3f" % statistics.median(gf))
+`;
+
+function peerAvailable(): string | null {
+  if (args.includes("--no-peer")) return "--no-peer given";
+  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
+  if (!existsSync(PEER)) return `${PEER} not found`;
+  const probe = spawnSync(PYTHON, ["-c", "import torch"], { encoding: "utf8" });
+  if (probe.status !== 0) return "PyTorch (python3-torch) is not installed";
+  return null;
+}
+
+function runPython(argv: string[], threads: number): number[] {
+  const r = spawnSync(PYTHON, argv, { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: "1" } });
+  if (r.status !== 0) throw new Error(`the PyTorch peer failed (${argv.join(" ")}): ${r.stderr}`);
+  return [...r.stdout.matchAll(/median=([\d.]+)/g)].map((m) => Number(m[1]));
+}
+
+function main(): void {
+  const addon = loadAddon();
+  if (!addon) throw new Error(`bench/gemm.ts needs the native addon: ${nativeUnavailableReason()}`);
+  const cpu = createCpuBackend(addon);
+  const missing = peerAvailable();
+  console.log(`ringtorch cpu backend, ${cpu.isa()} kernels; PyTorch peer: ${missing ? `missing (${missing})` : PEER}`);
+
+  const square: (string | number)[][] = [];
+  const mlp: (string | number)[][] = [];
+  for (const threads of THREADS) {
+    cpu.setNumThreads(threads);
+    const ours = SIZES.map((n) => measure(cpu, { name: String(n), m: n, n, k: n, transA: false, transB: false }));
+    const ourMlp = args.includes("--no-mlp") ? [] : MLP_SHAPES.map((s) => measure(cpu, s));
+    let theirs: number[] = [];
+    let theirMlp: number[] = [];
+    if (!missing) {
+      const all = runPython([PEER, String(threads)], threads);
+      const peerSizes = [256, 512, 1024, 2048];
+      theirs = SIZES.map((n) => (peerSizes.includes(n) ? all[peerSizes.indexOf(n)] : NaN));
+      if (ourMlp.length) {
+        theirMlp = runPython(["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
+      }
+    }
+    SIZES.forEach((n, i) => square.push([String(n), String(threads), ours[i], theirs[i] ?? NaN, ours[i] / (theirs[i] ?? NaN)]));
+    ourMlp.forEach((g, i) => mlp.push([MLP_SHAPES[i].name, String(threads), g, theirMlp[i] ?? NaN, g / (theirMlp[i] ?? NaN)]));
+  }
+  console.log();
+  printTable(["size", "threads", "ringtorch GFLOPS", "PyTorch GFLOPS", "ratio"], square);
+  if (mlp.length) {
+    console.log();
+    printTable(["MLP shape (m x n x k)", "threads", "ringtorch GFLOPS", "PyTorch GFLOPS", "ratio"], mlp);
+  }
+}
+
+main();

@@ -1,0 +1,180 @@
+// A packed, register-blocked GEMM in the layout of BLIS/GotoBLAS, included inside each ISA namespace
+// after its simd_*.h. C[m,n] = alpha * A[m,k] B[k,n] + beta * C, C row-major with leading dimension
+// ldc, A and B addressed by (row, column) strides so that transposed operands are packed straight
+// from their storage without a copy.
+//
+// Loop nest (outermost first): jc over N in NC columns -> pc over K in KC -> pack a KC x NC block of
+// B (lives in L3/L2) -> ic over M in MC rows -> pack an MC x KC block of A (lives in L2) -> jr over
+// the block in NR columns (a KC x NR sliver of B stays in L1) -> ir in MR rows -> the micro-kernel,
+// which keeps an MR x NR tile of C in registers for the whole KC loop.
+//
+// Packed layouts: A as MR-row slivers, each KC columns of MR consecutive values; B as NR-column
+// slivers, each KC rows of NR consecutive values. Edge slivers are zero-padded to MR/NR; an edge
+// tile runs a micro-kernel of exactly its rows (and one vector fewer where that covers its
+// columns), and only the write-back looks at the true column edge.
+
+#include "gemm_pack.inl"
+
+template <class S, int MR, int NV, int MC, int KC, int NC>
+struct Gemm {
+  using T = typename S::T;
+  using V = typename S::V;
+  static constexpr int W = S::W;
+  static constexpr int NR = NV * W;
+  static constexpr int kMR = MR, kNR = NR;
+  static_assert(MC % MR == 0 && NC % NR == 0, "blocks must hold whole micro-tiles");
+
+  struct Buffer {
+    T* p = nullptr;
+    ~Buffer() { std::free(p); }
+    T* get(size_t n) {
+      if (!p) p = static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64));
+      return p;
+    }
+  };
+
+  static void run(const GemmProblem<T>& g) {
+    static thread_local Buffer abuf, bbuf;
+    // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
+    T* pa = abuf.get(size_t(MC) * KC + W);
+    T* pb = bbuf.get(size_t(KC) * NC);
+    if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
+    for (int64_t jc = 0; jc < g.n; jc += NC) {
+      const int64_t nc = std::min<int64_t>(NC, g.n - jc);
+      for (int64_t pc = 0; pc < g.k; pc += KC) {
+        const int64_t kc = std::min<int64_t>(KC, g.k - pc);
+        const T beta = pc == 0 ? g.beta : T(1);
+        Pack<S, MR, NR>::b(g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, kc, nc, pb);
+        for (int64_t ic = 0; ic < g.m; ic += MC) {
+          const int64_t mc = std::min<int64_t>(MC, g.m - ic);
+          Pack<S, MR, NR>::a(g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, mc, kc, pa);
+          for (int64_t jr = 0; jr < nc; jr += NR) {
+            const int nr = int(std::min<int64_t>(NR, nc - jr));
+            for (int64_t ir = 0; ir < mc; ir += MR) {
+              const int mr = int(std::min<int64_t>(MR, mc - ir));
+              tile<MR>(kc, pa + ir * kc, pb + jr * kc, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, g.alpha, beta, mr, nr);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // When all of A fits one MC block (the batch-sized GEMMs of training) each B sliver serves only
+  // m / MR micro-tiles, so reading B dominates more than usual. For a transposed B (x @ w.T) it
+  // measured faster to pack each sliver just before its tiles (it stays in L1) while the source of
+  // the next sliver is prefetched into L2, a part per tile; a row-major B does better with the
+  // row-ordered block packing of run().
+  static void run_few_rows(const GemmProblem<T>& g, T* pa, T* pb) {
+    const int64_t tiles = (g.m + MR - 1) / MR;
+    for (int64_t pc = 0; pc < g.k; pc += KC) {
+      const int64_t kc = std::min<int64_t>(KC, g.k - pc);
+      const T beta = pc == 0 ? g.beta : T(1);
+      const T* b = g.b + pc * g.rsb;
+      Pack<S, MR, NR>::a(g.a + pc * g.csa, g.rsa, g.csa, g.m, kc, pa);
+      for (int64_t jr = 0; jr < g.n; jr += NR) {
+        const int nr = int(std::min<int64_t>(NR, g.n - jr));
+        Pack<S, MR, NR>::b(b + jr * g.csb, g.rsb, g.csb, kc, nr, pb);
+        const int64_t next = jr + NR;
+        const int next_nr = int(std::min<int64_t>(NR, g.n - next));
+        for (int64_t t = 0; t < tiles; t++) {
+          if (next_nr > 0) prefetch_sliver(b + next * g.csb, g.rsb, g.csb, kc, next_nr, t, tiles);
+          const int64_t ir = t * MR;
+          tile<MR>(kc, pa + ir * kc, pb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, beta, int(std::min<int64_t>(MR, g.m - ir)), nr);
+        }
+      }
+    }
+  }
+
+  // Prefetches part `part` of `parts` of the cache lines of a kc x nr sliver of B into L2.
+  static void prefetch_sliver(const T* s, int64_t rs, int64_t cs, int64_t kc, int nr, int64_t part, int64_t parts) {
+    constexpr int64_t kLine = 64 / sizeof(T);
+    if (cs == 1) {
+      for (int64_t p = kc * part / parts; p < kc * (part + 1) / parts; p++) {
+        __builtin_prefetch(s + p * rs, 0, 2);
+        __builtin_prefetch(s + p * rs + nr - 1, 0, 2);
+      }
+    } else if (rs == 1) {
+      for (int64_t j = nr * part / parts; j < nr * (part + 1) / parts; j++) {
+        for (int64_t p = 0; p < kc; p += kLine) __builtin_prefetch(s + j * cs + p, 0, 2);
+        __builtin_prefetch(s + j * cs + kc - 1, 0, 2);
+      }
+    }
+  }
+
+  // Picks the micro-kernel for an mr x nr tile: exactly mr rows (edge tiles skip the padding rows'
+  // arithmetic) and one vector fewer when the last one would be padding only.
+  template <int R>
+  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta, int mr, int nr) {
+    if constexpr (R > 1) {
+      if (mr < R) return tile<R - 1>(kc, a, b, c, ldc, alpha, beta, mr, nr);
+    }
+    if constexpr (NV > 1) {
+      if (nr <= (NV - 1) * W) return kernel<R, NV - 1>(kc, a, b, c, ldc, alpha, beta, nr);
+    }
+    kernel<R, NV>(kc, a, b, c, ldc, alpha, beta, nr);
+  }
+
+  // C[R, nr] = alpha * (A sliver)(B sliver) + beta * C, accumulating R x NVe vectors in registers.
+  // The A sliver has MR values per step of p whatever R is; the B sliver NR.
+  template <int R, int NVe>
+  static void kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc, T alpha,
+                     T beta, int nr) {
+    V acc[R][NVe];
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+      for (int j = 0; j < NVe; j++) acc[i][j] = S::zero();
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++) {
+      S::prefetch(c + i * ldc);
+      S::prefetch(c + i * ldc + NVe * W - 1);
+    }
+
+#pragma GCC unroll 4
+    for (int64_t p = 0; p < kc; p++) {
+      V bv[NVe];
+#pragma GCC unroll 4
+      for (int j = 0; j < NVe; j++) bv[j] = S::load(b + j * W);
+#pragma GCC unroll 16
+      for (int i = 0; i < R; i++) {
+        const V ai = S::set1(a[i]);
+#pragma GCC unroll 4
+        for (int j = 0; j < NVe; j++) acc[i][j] = S::fmadd(ai, bv[j], acc[i][j]);
+      }
+      a += MR;
+      b += NR;
+    }
+
+    const V va = S::set1(alpha);
+    if (nr == NVe * W) {
+      if (beta == T(0)) {
+#pragma GCC unroll 16
+        for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+          for (int j = 0; j < NVe; j++) S::store(c + i * ldc + j * W, S::mul(va, acc[i][j]));
+      } else {
+        const V vb = S::set1(beta);
+#pragma GCC unroll 16
+        for (int i = 0; i < R; i++)
+#pragma GCC unroll 4
+          for (int j = 0; j < NVe; j++) {
+            T* ci = c + i * ldc + j * W;
+            S::store(ci, S::fmadd(va, acc[i][j], S::mul(vb, S::load(ci))));
+          }
+      }
+      return;
+    }
+    alignas(64) T tile[R * NVe * W];
+    for (int i = 0; i < R; i++)
+      for (int j = 0; j < NVe; j++) S::store(tile + (i * NVe + j) * W, S::mul(va, acc[i][j]));
+    for (int i = 0; i < R; i++) {
+      T* ci = c + i * ldc;
+      const T* ti = tile + i * NVe * W;
+      if (beta == T(0))
+        for (int j = 0; j < nr; j++) ci[j] = ti[j];
+      else
+        for (int j = 0; j < nr; j++) ci[j] = ti[j] + beta * ci[j];
+    }
+  }
+};

@@ -1,0 +1,41 @@
+// The kernels compiled for AVX2+FMA. Only dispatch.cc decides whether they may run; nothing here
+// executes at load time (the table below is constant-initialised outside the target region).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <type_traits>
+
+#include "kernel_table.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+// Lambdas returning vectors are all inlined here; GCC's note about their ABI doesn't apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+namespace rt_avx2 {
+using namespace rt;
+#include "simd_avx2.h"
+#include "isa_kernels.inl"
+
+// 6x16 float micro-tiles (12 of the 16 ymm registers accumulate). KC x NR of B is 16 KiB (half of
+// Zen 4's L1d); MC x KC of A is 144 KiB, well inside the 1 MiB L2.
+using GemmF32 = Gemm<F32, 6, 2, 144, 256, 4080>;
+using GemmF64 = Gemm<F64, 6, 2, 96, 256, 2040>;
+}  // namespace rt_avx2
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+namespace rt {
+static constexpr KernelTable kAvx2 = {RT_ISA_NAME, rt_avx2::MakeKernels<rt_avx2::F32, rt_avx2::GemmF32>(),
+                                      rt_avx2::MakeKernels<rt_avx2::F64, rt_avx2::GemmF64>()};
+const KernelTable* Avx2Kernels() { return &kAvx2; }
+}  // namespace rt
+#else
+namespace rt {
+const KernelTable* Avx2Kernels() { return nullptr; }
+}  // namespace rt
+#endif

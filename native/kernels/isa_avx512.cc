@@ -1,0 +1,43 @@
+// The kernels compiled for AVX-512F: the same templates as isa_avx2.cc with 16-lane vectors and
+// 12x32 GEMM micro-tiles (24 of the 32 zmm registers accumulate). dispatch.cc selects this table
+// only where the CPU and OS support AVX-512F.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <type_traits>
+
+#include "kernel_table.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+// GCC 12's own _mm512_reduce_add_* read an intentionally undefined register; lambdas returning
+// vectors are all inlined here, so GCC's note about their ABI doesn't apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace rt_avx512 {
+using namespace rt;
+#include "simd_avx512.h"
+#include "isa_kernels.inl"
+
+using GemmF32 = Gemm<F32, 12, 2, 144, 256, 4064>;
+using GemmF64 = Gemm<F64, 12, 2, 96, 256, 2032>;
+}  // namespace rt_avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+namespace rt {
+static constexpr KernelTable kAvx512 = {RT_ISA_NAME, rt_avx512::MakeKernels<rt_avx512::F32, rt_avx512::GemmF32>(),
+                                        rt_avx512::MakeKernels<rt_avx512::F64, rt_avx512::GemmF64>()};
+const KernelTable* Avx512Kernels() { return &kAvx512; }
+}  // namespace rt
+#else
+namespace rt {
+const KernelTable* Avx512Kernels() { return nullptr; }
+}  // namespace rt
+#endif

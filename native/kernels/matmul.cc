@@ -1,0 +1,86 @@
+// Batched GEMM: splits the work over the pool and hands single matrices to the ISA's packed GEMM.
+#include "matmul.h"
+
+#include <algorithm>
+
+#include "dispatch.h"
+#include "thread_pool.h"
+
+namespace rt {
+namespace {
+
+// Below this many multiply-adds a GEMM runs on the calling thread: waking a worker costs a few
+// microseconds, and both threads would pack the same small operands.
+constexpr double kParallelMacs = 1 << 21;
+
+template <class T>
+GemmProblem<T> Slice(const MatmulArgs<T>& a, int64_t b) {
+  GemmProblem<T> p;
+  p.m = a.m, p.n = a.n, p.k = a.k;
+  p.a = a.a + b * a.a_batch_stride, p.rsa = a.a_row_stride, p.csa = a.a_col_stride;
+  p.b = a.b + b * a.b_batch_stride, p.rsb = a.b_row_stride, p.csb = a.b_col_stride;
+  p.c = a.out + b * a.m * a.n, p.ldc = a.n;
+  p.alpha = a.alpha, p.beta = a.beta;
+  return p;
+}
+
+// C = beta * C for an empty inner dimension (beta 0 overwrites, even NaN).
+template <class T>
+void ScaleOnly(const MatmulArgs<T>& a) {
+  const int64_t total = a.batch * a.m * a.n;
+  if (a.beta == T(0)) {
+    std::fill(a.out, a.out + total, T(0));
+  } else if (a.beta != T(1)) {
+    for (int64_t i = 0; i < total; i++) a.out[i] *= a.beta;
+  }
+}
+
+}  // namespace
+
+template <class T>
+void Matmul(const MatmulArgs<T>& a) {
+  if (a.batch == 0 || a.m == 0 || a.n == 0) return;
+  if (a.k == 0) return ScaleOnly(a);
+  const TypedKernels<T>& K = Kernels().get<T>();
+  const int nt = GetNumThreads();
+  const double macs = double(a.batch) * double(a.m) * double(a.n) * double(a.k);
+  if (nt == 1 || macs < kParallelMacs) {
+    for (int64_t b = 0; b < a.batch; b++) K.gemm(Slice(a, b));
+    return;
+  }
+  if (a.batch >= nt) {
+    ParallelFor(nt, [&](int64_t t) {
+      for (int64_t b = a.batch * t / nt; b < a.batch * (t + 1) / nt; b++) K.gemm(Slice(a, b));
+    });
+    return;
+  }
+  // Split each matrix into nt parts along whichever of M and N has more micro-tiles, so each thread
+  // packs only its part of the operand that is split.
+  const bool split_n = (a.n + K.gemm_nr - 1) / K.gemm_nr >= (a.m + K.gemm_mr - 1) / K.gemm_mr;
+  const int64_t extent = split_n ? a.n : a.m;
+  const int64_t unit = split_n ? K.gemm_nr : K.gemm_mr;
+  const int64_t units = (extent + unit - 1) / unit;
+  const int64_t parts = std::min<int64_t>(nt, units);
+  ParallelFor(a.batch * parts, [&](int64_t task) {
+    const int64_t b = task / parts, part = task % parts;
+    const int64_t lo = std::min(extent, units * part / parts * unit);
+    const int64_t hi = std::min(extent, units * (part + 1) / parts * unit);
+    if (lo >= hi) return;
+    GemmProblem<T> p = Slice(a, b);
+    if (split_n) {
+      p.n = hi - lo;
+      p.b += lo * p.csb;
+      p.c += lo;
+    } else {
+      p.m = hi - lo;
+      p.a += lo * p.rsa;
+      p.c += lo * p.ldc;
+    }
+    K.gemm(p);
+  });
+}
+
+template void Matmul<float>(const MatmulArgs<float>&);
+template void Matmul<double>(const MatmulArgs<double>&);
+
+}  // namespace rt

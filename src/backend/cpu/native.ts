@@ -1,0 +1,59 @@
+import type { TypedArray } from "../backend.js";
+
+export type FloatArray = Float32Array | Float64Array;
+
+/**
+ * The kernel functions of build/Release/ringtorch.node (native/kernels/napi_*.cc), argument for
+ * argument. They trust shapes and bounds (index.ts checks those first) but check that every array
+ * argument is a typed array of the expected kind. Strided layouts travel packed in a Float64Array
+ * (see layout.ts) so that one call never builds JS objects.
+ */
+export interface NativeKernels {
+  setNumThreads(n: number): void;
+  getNumThreads(): number;
+  /** Selects "portable", "avx2", "avx512" or "auto"; false (and no change) if the CPU can't run it. */
+  setIsa(name: string): boolean;
+  getIsa(): string;
+  isaSupported(name: string): boolean;
+
+  /** params: [batch, m, n, k, aOffset, aRowStride, aColStride, aBatchStride, bOffset, bRowStride, bColStride, bBatchStride, outOffset, alpha, beta] */
+  matmul(a: FloatArray, b: FloatArray, out: FloatArray, params: Float64Array): void;
+  unary(op: number, x: FloatArray, xOffset: number, out: FloatArray, n: number, p0: number, p1: number): void;
+  unaryGrad(op: number, grad: FloatArray, saved: FloatArray, savedOffset: number, out: FloatArray, n: number, p0: number, p1: number): void;
+  /** layout: [ndim, aOffset, bOffset, ...shape, ...aStrides, ...bStrides] */
+  binary(op: number, a: FloatArray, b: FloatArray, out: TypedArray, layout: Float64Array): void;
+  /** layout: [ndim, condOffset, aOffset, bOffset, ...shape, ...condStrides, ...aStrides, ...bStrides] */
+  where(cond: Uint8Array, a: TypedArray, b: TypedArray, out: TypedArray, layout: Float64Array): void;
+  /** layout: [ndim, srcOffset, outOffset, ...shape, ...srcStrides] */
+  copy(src: TypedArray, out: TypedArray, layout: Float64Array): void;
+  reduce(op: number, x: FloatArray, xOffset: number, outer: number, size: number, inner: number, out: FloatArray, indices: Int32Array | null): void;
+  sumSquares(x: FloatArray, xOffset: number, n: number): number;
+  softmax(x: FloatArray, xOffset: number, rows: number, cols: number, log: boolean, out: FloatArray): void;
+  softmaxBackward(grad: FloatArray, y: FloatArray, rows: number, cols: number, log: boolean, out: FloatArray): void;
+  layerNorm(x: FloatArray, rows: number, cols: number, weight: FloatArray | null, bias: FloatArray | null, eps: number, out: FloatArray, mean: FloatArray, rstd: FloatArray): void;
+  layerNormBackward(
+    grad: FloatArray,
+    x: FloatArray,
+    rows: number,
+    cols: number,
+    weight: FloatArray | null,
+    mean: FloatArray,
+    rstd: FloatArray,
+    gradX: FloatArray,
+    gradWeight: FloatArray | null,
+    gradBias: FloatArray | null,
+  ): void;
+  /** Throw if an index is outside [0, size). */
+  indexSelect(x: TypedArray, outer: number, size: number, inner: number, index: Int32Array, out: TypedArray): void;
+  indexAdd(grad: TypedArray, outer: number, size: number, inner: number, index: Int32Array, out: TypedArray): void;
+  gather(x: TypedArray, outer: number, size: number, inner: number, index: Int32Array, k: number, out: TypedArray): void;
+  scatterAdd(src: TypedArray, outer: number, size: number, inner: number, index: Int32Array, k: number, out: TypedArray): void;
+  triangle(x: TypedArray, batch: number, rows: number, cols: number, diagonal: number, upper: boolean, out: TypedArray): void;
+  /** params: [n, lr, beta1, beta2, eps, weightDecay, decoupled, step, maximize] */
+  adamStep(param: FloatArray, grad: FloatArray, expAvg: FloatArray, expAvgSq: FloatArray, maxExpAvgSq: FloatArray | null, params: Float64Array): void;
+  /** params: [n, lr, momentum, dampening, nesterov, weightDecay, maximize, firstStep] */
+  sgdStep(param: FloatArray, grad: FloatArray, momentumBuffer: FloatArray | null, params: Float64Array): void;
+}
+
+/** The whole addon as loaded: the kernels plus whatever other areas (comm) register. */
+export type NativeAddon = NativeKernels & Record<string, unknown>;

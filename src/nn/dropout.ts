@@ -1,0 +1,25 @@
+import type { Generator } from "../tensor/random.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { dropout } from "../ops/dropout.js";
+import { Module } from "./module.js";
+
+/** Zeroes elements with probability p while training, scaling the rest by 1/(1−p) (torch.nn.Dropout). */
+export class Dropout extends Module {
+  readonly p: number;
+  generator: Generator | undefined;
+
+  constructor(p = 0.5, options: { generator?: Generator } = {}) {
+    super();
+    if (!(p >= 0 && p <= 1)) throw new RangeError(`Dropout: the probability p must be in [0, 1], got ${p}`);
+    this.p = p;
+    this.generator = options.generator;
+  }
+
+  override forward(x: Tensor): Tensor {
+    return dropout(x, this.p, { training: this.training, generator: this.generator });
+  }
+
+  override extraRepr(): string {
+    return `p=${this.p}`;
+  }
+}

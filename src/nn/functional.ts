@@ -1,0 +1,9 @@
+/** torch.nn.functional under its camelCase names: the ops, plus attention helpers. */
+export { linear } from "../ops/linear.js";
+export { relu, gelu, tanh, sigmoid, silu } from "../ops/elementwise.js";
+export { softmax, logSoftmax } from "../ops/softmax.js";
+export { layerNorm } from "../ops/norm.js";
+export { embedding } from "../ops/embedding.js";
+export { dropout } from "../ops/dropout.js";
+export { crossEntropy, mseLoss } from "../ops/loss.js";
+export { scaledDotProductAttention, attentionBias, generateSquareSubsequentMask } from "./attention.js";

@@ -1,0 +1,27 @@
+/**
+ * torch.nn for ringtorch: Module and Parameter, layers, losses, init and utils.
+ *
+ *   import { nn } from "ringtorch";
+ *   const model = new nn.Sequential(new nn.Linear(784, 256), new nn.ReLU(), new nn.Linear(256, 10));
+ */
+import "../ops/index.js";
+
+export { Module, type ForwardHook, type ForwardPreHook, type RemovableHandle, type StateDict, type LoadResult } from "./module.js";
+export { Parameter } from "./parameter.js";
+export { deepCopy } from "./copy.js";
+export { Sequential, ModuleList, ModuleDict } from "./containers.js";
+export { Linear, Identity, type LinearOptions } from "./linear.js";
+export { Embedding, type EmbeddingOptions } from "./embedding.js";
+export { LayerNorm, type LayerNormOptions } from "./layer_norm.js";
+export { Dropout } from "./dropout.js";
+export { ReLU, GELU, Tanh, Sigmoid, SiLU, Softmax, LogSoftmax } from "./activation.js";
+export { MultiheadAttention, type MultiheadAttentionOptions, type MultiheadAttentionCallOptions } from "./multihead_attention.js";
+export { TransformerEncoderLayer, TransformerEncoder, type EncoderCallOptions } from "./transformer_encoder.js";
+export { TransformerDecoderLayer, TransformerDecoder, type DecoderCallOptions } from "./transformer_decoder.js";
+export { Transformer, type TransformerOptions, type TransformerCallOptions } from "./transformer.js";
+export type { TransformerLayerOptions, Activation } from "./transformer_common.js";
+export { CrossEntropyLoss, MSELoss, type CrossEntropyLossOptions } from "./loss.js";
+export { generateSquareSubsequentMask } from "./attention.js";
+export * as init from "./init.js";
+export * as functional from "./functional.js";
+export * as utils from "./utils/index.js";

@@ -1,0 +1,124 @@
+import type { DType } from "../tensor/dtype.js";
+import type { Generator } from "../tensor/random.js";
+import { formatShape } from "../tensor/shape.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { empty } from "../ops/creation.js";
+import { linear } from "../ops/linear.js";
+import { narrow, permute, reshape, transpose } from "../ops/view.js";
+import { attentionBias, averageHeads, scaledDotProductAttention, type AttentionMasks } from "./attention.js";
+import { constant_, xavierUniform_ } from "./init.js";
+import { Linear } from "./linear.js";
+import { Module } from "./module.js";
+import { Parameter } from "./parameter.js";
+
+export interface MultiheadAttentionOptions {
+  /** Dropout on the attention weights while training. */
+  dropout?: number;
+  bias?: boolean;
+  /** Inputs and outputs are [batch, seq, feature] instead of PyTorch's default [seq, batch, feature]. */
+  batchFirst?: boolean;
+  dtype?: DType;
+  generator?: Generator;
+}
+
+export interface MultiheadAttentionCallOptions extends AttentionMasks {
+  /** Also return the attention weights (PyTorch's default); off saves their averaging. */
+  needWeights?: boolean;
+  /** Average the returned weights over heads ([N, L, S]) rather than per head ([N, H, L, S]). */
+  averageAttnWeights?: boolean;
+}
+
+/**
+ * torch.nn.MultiheadAttention with the packed input projection (in_proj_weight [3E, E],
+ * in_proj_bias [3E]) and out_proj, named as PyTorch names them so state dicts interchange.
+ */
+export class MultiheadAttention extends Module {
+  readonly embedDim: number;
+  readonly numHeads: number;
+  readonly headDim: number;
+  readonly dropout: number;
+  readonly batchFirst: boolean;
+  in_proj_weight: Parameter;
+  in_proj_bias: Parameter | null;
+  out_proj: Linear;
+  private readonly generator: Generator | undefined;
+
+  constructor(embedDim: number, numHeads: number, options: MultiheadAttentionOptions = {}) {
+    super();
+    if (!Number.isInteger(embedDim) || !Number.isInteger(numHeads) || numHeads < 1 || embedDim % numHeads !== 0) {
+      throw new RangeError(`MultiheadAttention: embedDim (${embedDim}) must be divisible by numHeads (${numHeads})`);
+    }
+    this.embedDim = embedDim;
+    this.numHeads = numHeads;
+    this.headDim = embedDim / numHeads;
+    this.dropout = options.dropout ?? 0;
+    this.batchFirst = options.batchFirst ?? false;
+    this.generator = options.generator;
+    const dtype = options.dtype ?? "float32";
+    const bias = options.bias ?? true;
+    this.in_proj_weight = new Parameter(empty([3 * embedDim, embedDim], { dtype }));
+    this.in_proj_bias = bias ? new Parameter(empty([3 * embedDim], { dtype })) : null;
+    this.out_proj = new Linear(embedDim, embedDim, { bias, dtype, generator: options.generator });
+    this.resetParameters();
+  }
+
+  /** PyTorch's: xavier-uniform in_proj_weight, zero biases; out_proj.weight keeps Linear's init. */
+  resetParameters(): void {
+    xavierUniform_(this.in_proj_weight, 1, this.generator);
+    if (this.in_proj_bias) constant_(this.in_proj_bias, 0);
+    if (this.out_proj.bias) constant_(this.out_proj.bias, 0);
+  }
+
+  /**
+   * Returns [output, weights]: output like query; weights [N, L, S] (or [N, H, L, S] without
+   * averaging), or null when needWeights is false.
+   */
+  override forward(query: Tensor, key: Tensor, value: Tensor, options: MultiheadAttentionCallOptions = {}): [Tensor, Tensor | null] {
+    const e = this.embedDim;
+    for (const [t, name] of [[query, "query"], [key, "key"], [value, "value"]] as const) {
+      if (t.ndim !== 3 || t.shape[2] !== e) {
+        const layout = this.batchFirst ? "[batch, seq, embed]" : "[seq, batch, embed]";
+        throw new RangeError(`MultiheadAttention: ${name} must be ${layout} with embed = ${e}, got ${formatShape(t.shape)}`);
+      }
+    }
+    // Work batch-first internally: [N, L, E].
+    const bf = (t: Tensor) => (this.batchFirst ? t : transpose(t, 0, 1));
+    const [q0, k0, v0] = [bf(query), bf(key), bf(value)];
+    const [n, l] = [q0.shape[0], q0.shape[1]];
+    const s = k0.shape[1];
+    if (k0.shape[0] !== n || v0.shape[0] !== n || v0.shape[1] !== s) {
+      throw new RangeError(`MultiheadAttention: query, key and value disagree on batch or source length: ${formatShape(query.shape)}, ${formatShape(key.shape)}, ${formatShape(value.shape)}`);
+    }
+    const [q, k, v] = this.project(q0, k0, v0);
+    const heads = (t: Tensor, len: number) => permute(reshape(t, [n, len, this.numHeads, this.headDim]), [0, 2, 1, 3]);
+    const bias = attentionBias(n, this.numHeads, l, s, q.dtype, options);
+    const { output, weights } = scaledDotProductAttention(heads(q, l), heads(k, s), heads(v, s), {
+      bias,
+      dropoutP: this.dropout,
+      training: this.training,
+      generator: this.generator,
+    });
+    const merged = reshape(permute(output, [0, 2, 1, 3]), [n, l, e]);
+    const out = this.out_proj.call(merged);
+    const needWeights = options.needWeights ?? true;
+    const w = needWeights ? ((options.averageAttnWeights ?? true) ? averageHeads(weights) : weights) : null;
+    return [this.batchFirst ? out : transpose(out, 0, 1), w];
+  }
+
+  /**
+   * q, k and v, each from its block of rows of the packed weight. Three GEMMs do the work of one
+   * packed GEMM, but their gradients come back as rows of in_proj_weight (contiguous blocks)
+   * instead of column slices of a [N, L, 3E] activation, whose backward scatters element by element.
+   */
+  private project(q: Tensor, k: Tensor, v: Tensor): [Tensor, Tensor, Tensor] {
+    const e = this.embedDim;
+    const w = this.in_proj_weight;
+    const b = this.in_proj_bias;
+    const part = (x: Tensor, i: number) => linear(x, narrow(w, 0, i * e, e), b ? narrow(b, 0, i * e, e) : null);
+    return [part(q, 0), part(k, 1), part(v, 2)];
+  }
+
+  override extraRepr(): string {
+    return `embed_dim=${this.embedDim}, num_heads=${this.numHeads}, dropout=${this.dropout}, batch_first=${this.batchFirst}`;
+  }
+}

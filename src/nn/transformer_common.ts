@@ -1,0 +1,33 @@
+import type { DType } from "../tensor/dtype.js";
+import type { Generator } from "../tensor/random.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { gelu, relu } from "../ops/elementwise.js";
+import { Module } from "./module.js";
+
+/** "relu", "gelu", a function of a tensor, or a Module (which is then registered as a submodule). */
+export type Activation = "relu" | "gelu" | ((x: Tensor) => Tensor) | Module;
+
+export interface TransformerLayerOptions {
+  dimFeedforward?: number;
+  dropout?: number;
+  activation?: Activation;
+  layerNormEps?: number;
+  batchFirst?: boolean;
+  /** Pre-norm (LayerNorm before attention and feed-forward) instead of PyTorch's default post-norm. */
+  normFirst?: boolean;
+  bias?: boolean;
+  dtype?: DType;
+  generator?: Generator;
+}
+
+/** The activation as PyTorch stores it: a plain function for a name, the module itself otherwise. */
+export function resolveActivation(activation: Activation | undefined): ((x: Tensor) => Tensor) | Module {
+  if (activation === undefined || activation === "relu") return relu;
+  if (activation === "gelu") return (x: Tensor) => gelu(x);
+  if (typeof activation === "function" || activation instanceof Module) return activation;
+  throw new TypeError(`transformer layer: activation must be "relu", "gelu", a function or a Module, got ${JSON.stringify(activation)}`);
+}
+
+export function applyActivation(activation: ((x: Tensor) => Tensor) | Module, x: Tensor): Tensor {
+  return activation instanceof Module ? (activation.call(x) as Tensor) : activation(x);
+}

@@ -1,0 +1,71 @@
+import { getBackend } from "../../backend/index.js";
+import { noGrad } from "../../autograd/grad_mode.js";
+import { scalarTensor } from "../../ops/elementwise.js";
+import { contiguousData } from "../../ops/util.js";
+import type { Tensor } from "../../tensor/tensor.js";
+
+export interface ClipGradNormOptions {
+  /** The p of the p-norm (2 by default; Infinity for the largest absolute value). */
+  normType?: number;
+  /** Throw when the total norm is NaN or infinite instead of scaling gradients by it. */
+  errorIfNonfinite?: boolean;
+}
+
+function gradsOf(parameters: Iterable<Tensor> | Tensor): Tensor[] {
+  const list = parameters instanceof Object && Symbol.iterator in parameters ? [...(parameters as Iterable<Tensor>)] : [parameters as Tensor];
+  return list.filter((p) => p.grad !== null).map((p) => p.grad!);
+}
+
+/** The p-norm of one gradient's elements, raised to p (or the max |x| for p = ∞). */
+function partialNorm(g: Tensor, p: number): number {
+  const c = contiguousData(g);
+  const data = c.storage.data;
+  if (p === 2) return getBackend().sumSquares(data, c.offset, c.numel);
+  let acc = 0;
+  for (let i = c.offset, end = c.offset + c.numel; i < end; i++) {
+    const a = Math.abs(data[i]);
+    if (p === Infinity) acc = a > acc || Number.isNaN(a) ? a : acc;
+    else acc += a ** p;
+  }
+  return acc;
+}
+
+/**
+ * Scales all gradients together so that their combined p-norm is at most maxNorm
+ * (torch.nn.utils.clip_grad_norm_), in place. Returns the total norm before clipping, a 0-d
+ * float32 tensor as in PyTorch. The per-gradient sums of squares run in one native pass each.
+ */
+export function clipGradNorm(parameters: Iterable<Tensor> | Tensor, maxNorm: number, options: ClipGradNormOptions = {}): Tensor {
+  const p = options.normType ?? 2;
+  if (!(p > 0)) throw new RangeError(`clipGradNorm: normType must be positive (or Infinity), got ${p}`);
+  if (!(maxNorm >= 0)) throw new RangeError(`clipGradNorm: maxNorm must be a non-negative number, got ${maxNorm}`);
+  const grads = gradsOf(parameters);
+  if (grads.length === 0) return scalarTensor(0, "float32");
+  let total = 0;
+  for (const g of grads) {
+    const part = partialNorm(g, p);
+    total = p === Infinity ? (part > total || Number.isNaN(part) ? part : total) : total + part;
+  }
+  if (p !== Infinity) total = p === 2 ? Math.sqrt(total) : total ** (1 / p);
+  if (options.errorIfNonfinite && !Number.isFinite(total)) {
+    throw new Error(
+      `clipGradNorm: the total norm of order ${p} of the gradients is ${total}, so they cannot be clipped. ` +
+        "Pass { errorIfNonfinite: false } to scale them anyway (they will become NaN).",
+    );
+  }
+  const coef = maxNorm / (total + 1e-6);
+  if (coef < 1 || Number.isNaN(coef)) {
+    noGrad(() => {
+      for (const g of grads) g.mul_(coef);
+    });
+  }
+  return scalarTensor(total, "float32");
+}
+
+/** Clamps every gradient element into [-clipValue, clipValue], in place (torch's clip_grad_value_). */
+export function clipGradValue(parameters: Iterable<Tensor> | Tensor, clipValue: number): void {
+  if (!(clipValue >= 0)) throw new RangeError(`clipGradValue: clipValue must be a non-negative number, got ${clipValue}`);
+  noGrad(() => {
+    for (const g of gradsOf(parameters)) g.copy_(g.clamp(-clipValue, clipValue));
+  });
+}

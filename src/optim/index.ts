@@ -1,0 +1,14 @@
+/**
+ * torch.optim for ringtorch: optimizers with fused native updates, and learning-rate schedulers.
+ *
+ *   const opt = new optim.AdamW(model.parameters(), { lr: 3e-4 });
+ *   const sched = optim.getCosineScheduleWithWarmup(opt, 100, 10_000);
+ */
+export { Optimizer, type ParamGroup, type ParamGroupInput, type Params, type ParamState, type OptimizerStateDict } from "./optimizer.js";
+export { SGD, type SGDOptions } from "./sgd.js";
+export { Adam, AdamW, type AdamOptions } from "./adam.js";
+export { LRScheduler } from "./lr_scheduler.js";
+export { StepLR, LambdaLR, CosineAnnealingLR, type LrLambda } from "./schedulers.js";
+export { OneCycleLR, type OneCycleLROptions } from "./one_cycle_lr.js";
+export { getCosineScheduleWithWarmup, getLinearScheduleWithWarmup } from "./warmup.js";
+export * as lrScheduler from "./lr_scheduler_namespace.js";

@@ -1,0 +1,178 @@
+import { enableGrad, noGrad } from "../autograd/grad_mode.js";
+import { clone, to } from "../ops/creation.js";
+import { formatShape, shapesEqual } from "../tensor/shape.js";
+import { Tensor } from "../tensor/tensor.js";
+
+/** A group of parameters sharing hyperparameters; `O` holds the optimizer's options (lr, …). */
+export type ParamGroup<O> = O & { params: Tensor[] } & Record<string, unknown>;
+export type ParamGroupInput<O> = Partial<O> & { params: Iterable<Tensor> } & Record<string, unknown>;
+export type Params<O> = Iterable<Tensor> | Iterable<ParamGroupInput<O>>;
+
+/** Per-parameter state, keyed by PyTorch's names (step, exp_avg, momentum_buffer, …). */
+export type ParamState = Record<string, Tensor | number | null>;
+
+/**
+ * PyTorch's optimizer state dict: state keyed by the parameter's position across all groups,
+ * and the groups' hyperparameters (snake_case, as PyTorch writes them) with those positions.
+ */
+export interface OptimizerStateDict {
+  state: Record<number, ParamState>;
+  param_groups: Record<string, unknown>[];
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Base of every optimizer (torch.optim.Optimizer): parameter groups with their own
+ * hyperparameters, per-parameter state, zeroGrad, and a state dict in PyTorch's structure.
+ */
+export abstract class Optimizer<O extends { lr: number }> {
+  readonly defaults: O;
+  paramGroups: ParamGroup<O>[] = [];
+  state = new Map<Tensor, ParamState>();
+  private readonly name: string;
+
+  constructor(params: Params<O>, defaults: O) {
+    this.name = this.constructor.name;
+    this.defaults = defaults;
+    const list = [...(params as Iterable<Tensor | ParamGroupInput<O>>)];
+    if (list.length === 0) throw new Error(`${this.name}: got an empty parameter list; pass model.parameters() (or parameter groups)`);
+    if (list.every((p) => p instanceof Tensor)) this.addParamGroup({ params: list as Tensor[] } as unknown as ParamGroupInput<O>);
+    else if (list.every((p) => !(p instanceof Tensor) && typeof p === "object" && p !== null && "params" in p)) {
+      for (const g of list as ParamGroupInput<O>[]) this.addParamGroup(g);
+    } else throw new TypeError(`${this.name}: expected an iterable of tensors or of parameter groups ({ params, ...options }), not a mix`);
+  }
+
+  /** Adds a group; options it leaves out take the optimizer's defaults. A parameter may be in one group only. */
+  addParamGroup(group: ParamGroupInput<O>): void {
+    if (!group || typeof group !== "object" || !("params" in group)) throw new TypeError(`${this.name}.addParamGroup: expected { params, ...options }`);
+    const params = group.params instanceof Tensor ? [group.params] : [...group.params];
+    params.forEach((p, i) => {
+      if (!(p instanceof Tensor)) throw new TypeError(`${this.name}: parameter ${i} of a group is not a Tensor`);
+      if (!p.isLeaf) throw new Error(`${this.name}: can only optimize leaf tensors, but parameter ${i} (${p.describe()}) is the result of an op`);
+      if (p.dtype !== "float32" && p.dtype !== "float64") throw new TypeError(`${this.name}: parameters must be float32 or float64, got ${p.describe()}`);
+    });
+    const seen = new Set<Tensor>(this.paramGroups.flatMap((g) => g.params));
+    if (params.some((p) => seen.has(p)) || new Set(params).size !== params.length) {
+      throw new Error(`${this.name}: some parameters appear in more than one parameter group (or twice in one)`);
+    }
+    const merged = { ...this.defaults, ...group, params } as ParamGroup<O>;
+    this.validate(merged);
+    this.paramGroups.push(merged);
+  }
+
+  /** Checks a group's hyperparameters, throwing a message that names the bad value. */
+  protected abstract validate(group: ParamGroup<O>): void;
+
+  /** Updates the parameters of one group from their gradients. */
+  protected abstract updateGroup(group: ParamGroup<O>): void;
+
+  /**
+   * One optimization step over every parameter that has a gradient. With a closure, it is called
+   * first (with grad mode on) to recompute the loss, which step returns.
+   */
+  step(closure?: () => Tensor | number): number | undefined {
+    let loss: number | undefined;
+    if (closure) {
+      const l = enableGrad(closure);
+      loss = l instanceof Tensor ? l.item() : l;
+    }
+    noGrad(() => {
+      for (const group of this.paramGroups) this.updateGroup(group);
+    });
+    return loss;
+  }
+
+  /** Clears the gradients of every optimized parameter: drops them (default) or zeroes them in place. */
+  zeroGrad(setToNone = true): void {
+    for (const group of this.paramGroups) {
+      for (const p of group.params) {
+        if (!p.grad) continue;
+        if (setToNone) p.grad = null;
+        else {
+          const g = p.grad.gradFn ? p.grad.detach() : p.grad;
+          noGrad(() => g.zero_());
+          p.grad = g;
+        }
+      }
+    }
+  }
+
+  stateDict(): OptimizerStateDict {
+    const index = new Map<Tensor, number>();
+    const paramGroups = this.paramGroups.map((group) => {
+      const packed: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(group)) if (k !== "params") packed[snake(k)] = Array.isArray(v) ? [...v] : v;
+      packed.params = group.params.map((p) => {
+        if (!index.has(p)) index.set(p, index.size);
+        return index.get(p)!;
+      });
+      return packed;
+    });
+    const state: Record<number, ParamState> = {};
+    for (const [p, s] of this.state) if (index.has(p)) state[index.get(p)!] = { ...s };
+    return { state, param_groups: paramGroups };
+  }
+
+  /**
+   * Restores hyperparameters and state from stateDict(). Group sizes and state shapes are checked
+   * before anything changes; tensors are copied (cast to the parameter's dtype).
+   */
+  loadStateDict(stateDict: OptimizerStateDict): void {
+    const where = `${this.name}.loadStateDict`;
+    if (!stateDict || typeof stateDict !== "object" || !Array.isArray(stateDict.param_groups) || typeof stateDict.state !== "object") {
+      throw new TypeError(`${where}: expected { state, param_groups } as stateDict() returns`);
+    }
+    const saved = stateDict.param_groups;
+    if (saved.length !== this.paramGroups.length) {
+      throw new Error(`${where}: the state dict has ${saved.length} parameter group(s), this optimizer has ${this.paramGroups.length}`);
+    }
+    const byIndex = new Map<number, Tensor>();
+    saved.forEach((g, gi) => {
+      const ids = g.params as unknown;
+      const mine = this.paramGroups[gi].params;
+      if (!Array.isArray(ids) || ids.length !== mine.length) {
+        throw new Error(`${where}: group ${gi} has ${Array.isArray(ids) ? ids.length : "no"} parameters in the state dict but ${mine.length} here`);
+      }
+      ids.forEach((id, j) => byIndex.set(Number(id), mine[j]));
+    });
+    const newState = new Map<Tensor, ParamState>();
+    for (const [key, entry] of Object.entries(stateDict.state)) {
+      const p = byIndex.get(Number(key));
+      if (!p) throw new Error(`${where}: the state dict has state for parameter ${key}, which no group lists`);
+      const restored: ParamState = {};
+      for (const [name, v] of Object.entries(entry)) {
+        if (v instanceof Tensor && name !== "step" && !shapesEqual(v.shape, p.shape)) {
+          throw new Error(`${where}: "${name}" of parameter ${key} has shape ${formatShape(v.shape)} but the parameter has ${formatShape(p.shape)}`);
+        }
+        restored[name] = v;
+      }
+      newState.set(p, restored);
+    }
+    const groups = saved.map((g, gi) => {
+      const group = { ...this.paramGroups[gi] } as Record<string, unknown>;
+      for (const [k, v] of Object.entries(g)) if (k !== "params") group[camel(k)] = Array.isArray(v) ? [...v] : v;
+      this.validate(group as ParamGroup<O>);
+      return group as ParamGroup<O>;
+    });
+    noGrad(() => {
+      for (const [p, s] of newState) {
+        for (const [name, v] of Object.entries(s)) {
+          if (!(v instanceof Tensor)) continue;
+          // A 0-d `step` tensor (as PyTorch 1.13 saves it) becomes the number this optimizer keeps.
+          s[name] = name === "step" ? v.item() : clone(v.dtype === p.dtype ? v : to(v, p.dtype)).detach();
+        }
+      }
+    });
+    this.paramGroups = groups;
+    this.state = newState;
+  }
+
+  /** This parameter's state, created empty on first use. */
+  protected stateOf(p: Tensor): ParamState {
+    let s = this.state.get(p);
+    if (!s) this.state.set(p, (s = {}));
+    return s;
+  }
+}

@@ -1,0 +1,148 @@
+// cpu vs reference for matmul: layouts, batching, alpha/beta, edges of every block size, threads.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { MatmulArgs } from "../../src/backend/backend.js";
+import {
+  FLOAT_TYPES,
+  Rng,
+  assertArraysClose,
+  cpuBackend,
+  forEachIsa,
+  forEachThreadCount,
+  randomArray,
+  referenceBackend as ref,
+  skipWithoutNative,
+} from "./cpu_support.js";
+
+const skip = skipWithoutNative();
+
+interface Case {
+  batch: number;
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  broadcastA?: boolean;
+  broadcastB?: boolean;
+  alpha?: number;
+  beta?: number;
+}
+
+/** Builds MatmulArgs for a case over fresh random storage with offsets and padded rows. */
+function build(c: Case, ctor: Float32ArrayConstructor | Float64ArrayConstructor, rng: Rng): { args: MatmulArgs; out0: Float32Array | Float64Array } {
+  const pad = rng.int(0, 2);
+  // A logical [m, k]; stored [k, m] when transposed. Rows padded by `pad` to test leading dims.
+  const aRows = c.transA ? c.k : c.m;
+  const aCols = (c.transA ? c.m : c.k) + pad;
+  const bRows = c.transB ? c.n : c.k;
+  const bCols = (c.transB ? c.k : c.n) + pad;
+  const aBatch = c.broadcastA ? 0 : aRows * aCols;
+  const bBatch = c.broadcastB ? 0 : bRows * bCols;
+  const aOffset = rng.int(0, 5);
+  const bOffset = rng.int(0, 5);
+  const outOffset = rng.int(0, 5);
+  const a = randomArray(ctor, aOffset + Math.max(1, c.broadcastA ? 1 : c.batch) * aRows * aCols, rng);
+  const b = randomArray(ctor, bOffset + Math.max(1, c.broadcastB ? 1 : c.batch) * bRows * bCols, rng);
+  const beta = c.beta ?? 0;
+  const out = randomArray(ctor, outOffset + c.batch * c.m * c.n + 3, rng);
+  // beta = 0 must ignore garbage in out, even NaN.
+  if (beta === 0) out.fill(NaN, outOffset, outOffset + c.batch * c.m * c.n);
+  const args: MatmulArgs = {
+    batch: c.batch, m: c.m, n: c.n, k: c.k,
+    a, aOffset, aRowStride: c.transA ? 1 : aCols, aColStride: c.transA ? aCols : 1, aBatchStride: aBatch,
+    b, bOffset, bRowStride: c.transB ? 1 : bCols, bColStride: c.transB ? bCols : 1, bBatchStride: bBatch,
+    out, outOffset, alpha: c.alpha ?? 1, beta,
+  };
+  return { args, out0: out.slice() };
+}
+
+function check(c: Case, ctor: Float32ArrayConstructor | Float64ArrayConstructor, rng: Rng, what: string): void {
+  const { args, out0 } = build(c, ctor, rng);
+  const want = { ...args, out: out0.slice() };
+  ref.matmul(want);
+  cpuBackend()!.matmul(args);
+  // float32 accumulates in float32: the error grows with k (the reference sums in float64).
+  const [atol, rtol] = ctor === Float32Array ? [2e-6 * Math.sqrt(c.k + 1) * 4, 1e-5] : [1e-13 * (c.k + 1), 1e-12];
+  assertArraysClose(args.out, want.out, atol, rtol, `${what} ${ctor.name} ${JSON.stringify(c)}`);
+}
+
+describe("cpu backend: matmul", { skip }, () => {
+  it("random small shapes, both layouts of each operand, alpha and beta, on every ISA", () => {
+    const rng = new Rng(11);
+    forEachIsa((isa) => {
+      for (let t = 0; t < 60; t++) {
+        const c: Case = {
+          batch: rng.pick([1, 1, 2, 3]),
+          m: rng.int(1, 40), n: rng.int(1, 40), k: rng.int(1, 70),
+          transA: rng.next() < 0.5, transB: rng.next() < 0.5,
+          broadcastA: rng.next() < 0.2, broadcastB: rng.next() < 0.2,
+          alpha: rng.pick([1, 1, 0.5, -2]), beta: rng.pick([0, 0, 1, 0.25]),
+        };
+        check(c, FLOAT_TYPES[t % 2], rng, isa);
+      }
+    });
+  });
+
+  it("sizes that cross every block edge (MR, NR, MC, KC) with remainders", () => {
+    const rng = new Rng(12);
+    const cases: Case[] = [
+      { batch: 1, m: 150, n: 70, k: 600, transA: false, transB: false },
+      { batch: 1, m: 97, n: 130, k: 259, transA: true, transB: false, beta: 1 },
+      { batch: 1, m: 50, n: 100, k: 300, transA: false, transB: true },
+      { batch: 1, m: 145, n: 33, k: 257, transA: true, transB: true, alpha: 0.5, beta: 0.5 },
+      { batch: 2, m: 13, n: 49, k: 520, transA: false, transB: true, broadcastB: true },
+    ];
+    forEachIsa((isa) => {
+      for (const [i, c] of cases.entries()) check(c, FLOAT_TYPES[i % 2], rng, isa);
+    });
+  });
+
+  it("degenerate sizes: k = 0 scales out by beta, m/n/batch = 0 write nothing, 1-wide operands", () => {
+    const rng = new Rng(13);
+    for (const ctor of FLOAT_TYPES) {
+      for (const c of [
+        { batch: 2, m: 3, n: 4, k: 0, transA: false, transB: false, beta: 0 },
+        { batch: 2, m: 3, n: 4, k: 0, transA: false, transB: false, beta: 0.5 },
+        { batch: 1, m: 1, n: 1, k: 1, transA: false, transB: false },
+        { batch: 1, m: 1, n: 37, k: 20, transA: true, transB: false },
+        { batch: 1, m: 37, n: 1, k: 20, transA: false, transB: true },
+      ] as Case[]) {
+        check(c, ctor, rng, "degenerate");
+      }
+      const { args, out0 } = build({ batch: 0, m: 3, n: 4, k: 5, transA: false, transB: false }, ctor, rng);
+      cpuBackend()!.matmul({ ...args, m: 0 });
+      assert.deepEqual(args.out, out0);
+    }
+  });
+
+  it("the MLP's shapes (batch 64: x @ w.T, g @ w, g.T @ x) with 1 and 2 threads", () => {
+    const rng = new Rng(14);
+    const cases: Case[] = [
+      { batch: 1, m: 64, n: 256, k: 196, transA: false, transB: true },
+      { batch: 1, m: 64, n: 196, k: 256, transA: false, transB: false },
+      { batch: 1, m: 256, n: 196, k: 64, transA: true, transB: false },
+      { batch: 1, m: 64, n: 10, k: 256, transA: false, transB: true },
+      { batch: 4, m: 64, n: 64, k: 64, transA: false, transB: true },
+    ];
+    forEachThreadCount((threads) => {
+      for (const c of cases) check(c, Float32Array, rng, `threads=${threads}`);
+    });
+  });
+
+  it("splits big GEMMs over threads along M and along N", () => {
+    const rng = new Rng(15);
+    forEachThreadCount((threads) => {
+      check({ batch: 1, m: 300, n: 150, k: 64, transA: false, transB: false }, Float32Array, rng, `M split, threads=${threads}`);
+      check({ batch: 1, m: 40, n: 400, k: 150, transA: false, transB: true, beta: 1 }, Float64Array, rng, `N split, threads=${threads}`);
+    });
+  });
+
+  it("int32 operands go to the reference", () => {
+    const a = Int32Array.from([1, 2, 3, 4]);
+    const b = Int32Array.from([5, 6, 7, 8]);
+    const out = new Int32Array(4);
+    cpuBackend()!.matmul({ batch: 1, m: 2, n: 2, k: 2, a, aOffset: 0, aRowStride: 2, aColStride: 1, aBatchStride: 0, b, bOffset: 0, bRowStride: 2, bColStride: 1, bBatchStride: 0, out, outOffset: 0, alpha: 1, beta: 0 });
+    assert.deepEqual(Array.from(out), [19, 22, 43, 50]);
+  });
+});

@@ -1,0 +1,191 @@
+// cpu vs reference for reduce, softmax, layer norm, the index kernels and triangle.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { ReduceOp } from "../../src/backend/backend.js";
+import {
+  FLOAT_TYPES,
+  Rng,
+  assertArraysClose,
+  cpuBackend,
+  forEachIsa,
+  forEachThreadCount,
+  randomArray,
+  referenceBackend as ref,
+  skipWithoutNative,
+  tol,
+} from "./cpu_support.js";
+
+const skip = skipWithoutNative();
+
+describe("cpu backend: reductions and nn kernels", { skip }, () => {
+  it("reduce sum/max/min/prod over the middle axis, NaN first-extreme rules, empty axes", () => {
+    const rng = new Rng(21);
+    const shapes = [[1, 1, 1], [3, 0, 2], [1, 1000, 1], [4, 37, 1], [2, 5, 9], [1, 64, 300], [3, 1, 7], [5, 300, 3]];
+    forEachIsa((isa, cpu) => {
+      for (const [outer, size, inner] of shapes) {
+        for (const op of ["sum", "max", "min", "prod"] as ReduceOp[]) {
+          if (size === 0 && (op === "max" || op === "min")) continue;
+          for (const ctor of FLOAT_TYPES) {
+            const x = randomArray(ctor, 2 + outer * size * inner, rng, op === "prod" ? 0.3 : 1);
+            if (op === "prod") for (let i = 0; i < x.length; i++) x[i] = 1 + x[i];
+            if (size > 3 && rng.next() < 0.5) {
+              x[2 + rng.int(0, outer * size * inner - 1)] = NaN;
+              x[2 + rng.int(0, outer * size * inner - 1)] = NaN;
+            }
+            const got = new ctor(outer * inner);
+            const want = new ctor(outer * inner);
+            const gi = op === "max" || op === "min" ? new Int32Array(outer * inner) : null;
+            const wi = gi ? new Int32Array(outer * inner) : null;
+            cpu.reduce(op, x, 2, outer, size, inner, got, gi);
+            ref.reduce(op, x, 2, outer, size, inner, want, wi);
+            const [atol, rtol] = tol(got, [1e-6, 2e-6], [1e-12, 1e-12]);
+            const what = `${isa} ${ctor.name} ${op} [${outer}, ${size}, ${inner}]`;
+            assertArraysClose(got, want, atol, rtol, what);
+            if (gi) assert.deepEqual(gi, wi, `${what} indices`);
+          }
+        }
+      }
+    });
+  });
+
+  it("softmax and log_softmax, forward and backward, including -inf and large logits", () => {
+    const rng = new Rng(22);
+    forEachIsa((isa, cpu) => {
+      forEachThreadCount((threads) => {
+        for (const [rows, cols] of [[1, 1], [3, 7], [5, 16], [2, 33], [64, 10], [200, 257]]) {
+          for (const ctor of FLOAT_TYPES) {
+            for (const log of [false, true]) {
+              const x = randomArray(ctor, 1 + rows * cols, rng, 4);
+              x[1] = -Infinity;
+              x[1 + rows * cols - 1] = 60;
+              const got = new ctor(rows * cols);
+              const want = new ctor(rows * cols);
+              cpu.softmax(x, 1, rows, cols, log, got);
+              ref.softmax(x, 1, rows, cols, log, want);
+              const what = `${isa} threads=${threads} ${ctor.name} ${log ? "log_" : ""}softmax [${rows}, ${cols}]`;
+              assertArraysClose(got, want, ...tol(got, [1e-6, 2e-6], [1e-14, 1e-13]), what);
+              const g = randomArray(ctor, rows * cols, rng);
+              const gotB = new ctor(rows * cols);
+              const wantB = new ctor(rows * cols);
+              cpu.softmaxBackward(g, want, rows, cols, log, gotB);
+              ref.softmaxBackward(g, want, rows, cols, log, wantB);
+              assertArraysClose(gotB, wantB, ...tol(got, [2e-6, 2e-5], [1e-13, 1e-12]), `${what} backward`);
+            }
+          }
+        }
+      });
+    });
+  });
+
+  it("layer norm forward and backward, with and without weight and bias", () => {
+    const rng = new Rng(23);
+    forEachIsa((isa, cpu) => {
+      forEachThreadCount((threads) => {
+        for (const [rows, cols] of [[1, 1], [3, 5], [4, 16], [7, 33], [130, 256]]) {
+          for (const ctor of FLOAT_TYPES) {
+            for (const affine of [true, false]) {
+              const x = randomArray(ctor, rows * cols, rng, 3);
+              for (let i = 0; i < x.length; i++) x[i] += 5;
+              const w = affine ? randomArray(ctor, cols, rng) : null;
+              const b = affine ? randomArray(ctor, cols, rng) : null;
+              const out = [new ctor(rows * cols), new ctor(rows * cols)];
+              const mean = [new ctor(rows), new ctor(rows)];
+              const rstd = [new ctor(rows), new ctor(rows)];
+              cpu.layerNorm(x, rows, cols, w, b, 1e-5, out[0], mean[0], rstd[0]);
+              ref.layerNorm(x, rows, cols, w, b, 1e-5, out[1], mean[1], rstd[1]);
+              const what = `${isa} threads=${threads} ${ctor.name} layerNorm [${rows}, ${cols}] affine=${affine}`;
+              const t = tol(x, [2e-6, 2e-5], [1e-12, 1e-11]);
+              assertArraysClose(out[0], out[1], ...t, what);
+              assertArraysClose(mean[0], mean[1], ...t, `${what} mean`);
+              assertArraysClose(rstd[0], rstd[1], ...t, `${what} rstd`);
+              const g = randomArray(ctor, rows * cols, rng);
+              const gx = [new ctor(rows * cols), new ctor(rows * cols)];
+              const gw = affine ? [new ctor(cols).fill(NaN), new ctor(cols)] : [null, null];
+              const gb = affine ? [new ctor(cols).fill(NaN), new ctor(cols)] : [null, null];
+              cpu.layerNormBackward(g, x, rows, cols, w, mean[1], rstd[1], gx[0], gw[0], gb[0]);
+              ref.layerNormBackward(g, x, rows, cols, w, mean[1], rstd[1], gx[1], gw[1], gb[1]);
+              const tb = tol(x, [2e-5, 1e-4], [1e-11, 1e-10]);
+              assertArraysClose(gx[0], gx[1], ...tb, `${what} gradX`);
+              if (affine) {
+                assertArraysClose(gw[0]!, gw[1]!, ...tb, `${what} gradWeight`);
+                assertArraysClose(gb[0]!, gb[1]!, ...tb, `${what} gradBias`);
+              }
+            }
+          }
+        }
+      });
+    });
+  });
+
+  it("indexSelect / indexAdd / gather / scatterAdd with repeated indices, every dtype they take", () => {
+    const cpu = cpuBackend()!;
+    const rng = new Rng(24);
+    for (const [outer, size, inner, k] of [[1, 5, 1, 3], [2, 7, 3, 9], [3, 4, 17, 1], [1, 100, 64, 300], [2, 1, 5, 4]]) {
+      for (const ctor of [Float32Array, Float64Array, Int32Array, Uint16Array, Uint8Array]) {
+        const fill = (n: number): InstanceType<typeof ctor> => {
+          const a = new ctor(n);
+          for (let i = 0; i < n; i++) a[i] = ctor === Uint8Array ? rng.int(0, 1) : ctor === Uint16Array ? rng.int(0, 0x7f7f) : rng.int(-50, 50) / 4;
+          return a;
+        };
+        const what = `${ctor.name} [${outer}, ${size}, ${inner}] k=${k}`;
+        const index = Int32Array.from({ length: k }, () => rng.int(0, size - 1));
+        const x = fill(outer * size * inner);
+        const sel = [new ctor(outer * k * inner), new ctor(outer * k * inner)];
+        cpu.indexSelect(x, outer, size, inner, index, sel[0]);
+        ref.indexSelect(x, outer, size, inner, index, sel[1]);
+        assert.deepEqual(sel[0], sel[1], `indexSelect ${what}`);
+
+        const perElement = Int32Array.from({ length: outer * k * inner }, () => rng.int(0, size - 1));
+        const gat = [new ctor(outer * k * inner), new ctor(outer * k * inner)];
+        cpu.gather(x, outer, size, inner, perElement, k, gat[0]);
+        ref.gather(x, outer, size, inner, perElement, k, gat[1]);
+        assert.deepEqual(gat[0], gat[1], `gather ${what}`);
+
+        if (ctor === Uint16Array || ctor === Uint8Array) continue;
+        const g = fill(outer * k * inner);
+        const acc = [fill(outer * size * inner), new ctor(0)];
+        acc[1] = acc[0].slice();
+        cpu.indexAdd(g, outer, size, inner, index, acc[0]);
+        ref.indexAdd(g, outer, size, inner, index, acc[1]);
+        assertArraysClose(acc[0], acc[1], 1e-5, 1e-6, `indexAdd ${what}`);
+        const sc = [fill(outer * size * inner), new ctor(0)];
+        sc[1] = sc[0].slice();
+        cpu.scatterAdd(g, outer, size, inner, perElement, k, sc[0]);
+        ref.scatterAdd(g, outer, size, inner, perElement, k, sc[1]);
+        assertArraysClose(sc[0], sc[1], 1e-5, 1e-6, `scatterAdd ${what}`);
+      }
+    }
+  });
+
+  it("index kernels reject an out-of-range index instead of touching memory", () => {
+    const cpu = cpuBackend()!;
+    const x = new Float32Array(12);
+    const out = new Float32Array(12);
+    for (const bad of [4, -1, 1 << 30]) {
+      assert.throws(() => cpu.indexSelect(x, 1, 4, 3, Int32Array.from([0, bad]), out), /index is out of range/);
+      assert.throws(() => cpu.indexAdd(new Float32Array(6), 1, 4, 3, Int32Array.from([bad, 1]), out), /index is out of range/);
+      assert.throws(() => cpu.gather(x, 1, 4, 3, Int32Array.from([0, 1, bad]), 1, out), /index is out of range/);
+      assert.throws(() => cpu.scatterAdd(new Float32Array(3), 1, 4, 3, Int32Array.from([bad, 0, 0]), 1, out), /index is out of range/);
+    }
+  });
+
+  it("triangle keeps the lower or upper part around any diagonal", () => {
+    const cpu = cpuBackend()!;
+    const rng = new Rng(25);
+    for (const [batch, rows, cols] of [[1, 1, 1], [2, 3, 5], [1, 6, 4], [3, 7, 7]]) {
+      for (const diagonal of [-8, -2, -1, 0, 1, 3, 9]) {
+        for (const upper of [false, true]) {
+          for (const ctor of [Float32Array, Float64Array, Uint16Array, Uint8Array]) {
+            const x = new ctor(batch * rows * cols);
+            for (let i = 0; i < x.length; i++) x[i] = rng.int(1, 200);
+            const got = new ctor(x.length).fill(7);
+            const want = new ctor(x.length).fill(7);
+            cpu.triangle(x, batch, rows, cols, diagonal, upper, got);
+            ref.triangle(x, batch, rows, cols, diagonal, upper, want);
+            assert.deepEqual(got, want, `${ctor.name} [${batch}, ${rows}, ${cols}] diagonal ${diagonal} upper ${upper}`);
+          }
+        }
+      }
+    }
+  });
+});
