@@ -2,7 +2,6 @@ import { getBackend } from "../backend/index.js";
 import { record } from "../autograd/record.js";
 import { formatShape, normalizeDim, shapesEqual, type Shape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { to } from "./creation.js";
 import { expand, reshape } from "./view.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 
@@ -70,4 +69,3 @@ export function sumToShape(g: Tensor, shape: Shape): Tensor {
   return reshape(summed, shape);
 }
 
-export { to as castTo };

@@ -102,11 +102,6 @@ export class Tensor {
     return new Tensor(this.storage, this.shape, this.strides, this.offset);
   }
 
-  /** True when this tensor's elements are exactly storage[offset .. offset+numel). */
-  isDenseRun(): boolean {
-    return this.isContiguous();
-  }
-
   /** A readable form of the element type for messages. */
   describe(): string {
     return `Tensor(shape=[${this.shape.join(", ")}], dtype=${this.dtype})`;
