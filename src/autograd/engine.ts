@@ -128,7 +128,9 @@ function addPending(pending: Map<Node, Pending | null>, node: Node, grad: Tensor
   if (!shapesEqual(existing.grad.shape, grad.shape)) {
     throw new Error(`${node.name}: gradients of shapes ${formatShape(existing.grad.shape)} and ${formatShape(grad.shape)} arrived for the same tensor`);
   }
-  pending.set(node, { grad: add(existing.grad, grad), owned: true });
+  // A sum the engine already owns (and that is not itself being differentiated) grows in place.
+  if (existing.owned && !isGradEnabled() && existing.grad.dtype === grad.dtype) addInPlace(existing.grad, grad);
+  else pending.set(node, { grad: add(existing.grad, grad), owned: true });
 }
 
 /** Nodes reachable from the roots, each with the number of edges that lead into it. */

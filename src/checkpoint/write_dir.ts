@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic.js";
+import { writeFileAtomic } from "../util/atomic_file.js";
 import { crcOf, MANIFEST, type Manifest, type ManifestFile } from "./manifest.js";
 
 export interface FileToWrite {

@@ -1,7 +1,6 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { writeFileAtomic } from "../util/atomic_file.js";
 import { endianness } from "node:os";
-import { basename, dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { itemSize } from "../tensor/dtype.js";
 import { allocate } from "../tensor/storage.js";
 import { Tensor } from "../tensor/tensor.js";
@@ -40,48 +39,7 @@ function bytesOf(t: Tensor): Uint8Array {
  * leaves either the old file or the new one, never a torn one.
  */
 export function save(tensors: TensorDict, path: string, options: { metadata?: Record<string, string> } = {}): void {
-  checkHost();
-  const list = entriesOf(tensors, "save");
-  const { header } = buildHeader(list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape })), options.metadata);
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  const fd = openSync(tmp, "w", 0o644);
-  try {
-    writeAll(fd, header);
-    for (const [, t] of list) writeAll(fd, bytesOf(t));
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // never created or already gone
-    }
-    throw err;
-  }
-  syncDirectory(dirname(path));
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
-}
-
-/** Makes the rename itself durable; some platforms cannot open a directory, which is fine. */
-function syncDirectory(dir: string): void {
-  let fd: number | null = null;
-  try {
-    fd = openSync(dir, "r");
-    fsyncSync(fd);
-  } catch {
-    // best effort
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
+  writeFileAtomic(path, encode(tensors, options, "save"));
 }
 
 /** Reads every tensor of a safetensors file; see loadFile for the metadata too. */
@@ -124,16 +82,12 @@ function readExactly(fd: number, target: Uint8Array, position: number, path: str
 
 /** The safetensors bytes of `tensors`, in memory. */
 export function serialize(tensors: TensorDict, options: { metadata?: Record<string, string> } = {}): Uint8Array {
-  checkHost();
-  const list = entriesOf(tensors, "serialize");
-  const { header, sizes } = buildHeader(list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape })), options.metadata);
-  const out = new Uint8Array(header.length + sizes.reduce((a, b) => a + b, 0));
-  out.set(header, 0);
-  let at = header.length;
-  for (const [, t] of list) {
-    const b = bytesOf(t);
-    out.set(b, at);
-    at += b.length;
+  const chunks = encode(tensors, options, "serialize");
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
   }
   return out;
 }
@@ -179,8 +133,12 @@ function makeTensors(entries: HeaderEntry[], read: (e: HeaderEntry, target: Uint
  * each tensor's memory (no copy for contiguous tensors). Checkpoints write these from a worker.
  */
 export function safetensorsChunks(tensors: TensorDict | Map<string, Tensor>, options: { metadata?: Record<string, string> } = {}): Uint8Array[] {
+  return encode(tensors instanceof Map ? Object.fromEntries(tensors) : tensors, options, "safetensorsChunks");
+}
+
+function encode(tensors: TensorDict, options: { metadata?: Record<string, string> }, where: string): Uint8Array[] {
   checkHost();
-  const list = entriesOf(tensors instanceof Map ? Object.fromEntries(tensors) : tensors, "safetensorsChunks");
+  const list = entriesOf(tensors, where);
   const { header } = buildHeader(list.map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape })), options.metadata);
   return [header, ...list.map(([, t]) => bytesOf(t))];
 }

@@ -26,11 +26,15 @@ export function writeFileAtomic(path: string, chunks: readonly Uint8Array[]): vo
   fsyncDirectory(dirname(path));
 }
 
+/** Makes a rename durable. Some platforms cannot open a directory; there it is best effort. */
 export function fsyncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
+  let fd: number | null = null;
   try {
+    fd = openSync(dir, "r");
     fsyncSync(fd);
+  } catch {
+    // The rename itself already happened; only its durability across a power loss is at stake.
   } finally {
-    closeSync(fd);
+    if (fd !== null) closeSync(fd);
   }
 }
