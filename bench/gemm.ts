@@ -1,11 +1,13 @@
-// node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--no-mlp] [--no-peer]
+// node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--rounds 3] [--no-mlp] [--no-peer]
 //
 // float32 GEMM of the cpu backend against PyTorch 1.13 (OpenBLAS) measured in this one run.
 // Square sizes follow ../shared/peers/torch/mm.py exactly (3 warm-up calls, then 7 runs of enough
 // calls to last 0.3 s at 50 GFLOPS; median GFLOPS), and mm.py itself is the peer
 // (OPENBLAS_NUM_THREADS=<n> /usr/bin/python3 ../shared/peers/torch/mm.py <n>). A second table has
 // the MLP benchmark's shapes (batch 64): x @ w.T forward, g @ w and g.T @ x backward, timed the same
-// way on both sides. The machine is shared and noisy: compare ratios from one run only.
+// way on both sides. The two sides take turns for `rounds` rounds and each figure is the median
+// over rounds, so that load from other processes drifting during the run hits both alike. The
+// machine is shared and noisy: compare ratios from one run only.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -21,6 +23,7 @@ const option = (name: string, fallback: string): string => {
 };
 const THREADS = option("--threads", "1,2").split(",").map(Number);
 const SIZES = option("--sizes", "256,512,1024,2048").split(",").map(Number);
+const ROUNDS = Number(option("--rounds", "3"));
 const PEER = join(dirname(fileURLToPath(import.meta.url)), "../../shared/peers/torch/mm.py");
 const PYTHON = "/usr/bin/python3";
 
@@ -115,20 +118,33 @@ function main(): void {
   const mlp: (string | number)[][] = [];
   for (const threads of THREADS) {
     cpu.setNumThreads(threads);
-    const ours = SIZES.map((n) => measure(cpu, { name: String(n), m: n, n, k: n, transA: false, transB: false }));
-    const ourMlp = args.includes("--no-mlp") ? [] : MLP_SHAPES.map((s) => measure(cpu, s));
-    let theirs: number[] = [];
-    let theirMlp: number[] = [];
-    if (!missing) {
-      const all = runPython([PEER, String(threads)], threads);
-      const peerSizes = [256, 512, 1024, 2048];
-      theirs = SIZES.map((n) => (peerSizes.includes(n) ? all[peerSizes.indexOf(n)] : NaN));
-      if (ourMlp.length) {
-        theirMlp = runPython(["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
+    const rounds: { ours: number[]; ourMlp: number[]; theirs: number[]; theirMlp: number[] }[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const ours = SIZES.map((n) => measure(cpu, { name: String(n), m: n, n, k: n, transA: false, transB: false }));
+      const ourMlp = args.includes("--no-mlp") ? [] : MLP_SHAPES.map((s) => measure(cpu, s));
+      let theirs = SIZES.map(() => NaN);
+      let theirMlp = ourMlp.map(() => NaN);
+      if (!missing) {
+        const all = runPython([PEER, String(threads)], threads);
+        const peerSizes = [256, 512, 1024, 2048];
+        theirs = SIZES.map((n) => (peerSizes.includes(n) ? all[peerSizes.indexOf(n)] : NaN));
+        if (ourMlp.length) {
+          theirMlp = runPython(["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
+        }
       }
+      rounds.push({ ours, ourMlp, theirs, theirMlp });
     }
-    SIZES.forEach((n, i) => square.push([String(n), String(threads), ours[i], theirs[i] ?? NaN, ours[i] / (theirs[i] ?? NaN)]));
-    ourMlp.forEach((g, i) => mlp.push([MLP_SHAPES[i].name, String(threads), g, theirMlp[i] ?? NaN, g / (theirMlp[i] ?? NaN)]));
+    const over = (pick: (r: (typeof rounds)[number]) => number[], i: number): number => median(rounds.map((r) => pick(r)[i]));
+    SIZES.forEach((n, i) => {
+      const [o, t] = [over((r) => r.ours, i), over((r) => r.theirs, i)];
+      square.push([String(n), String(threads), o, t, o / t]);
+    });
+    if (!args.includes("--no-mlp")) {
+      MLP_SHAPES.forEach((s, i) => {
+        const [o, t] = [over((r) => r.ourMlp, i), over((r) => r.theirMlp, i)];
+        mlp.push([s.name, String(threads), o, t, o / t]);
+      });
+    }
   }
   console.log();
   printTable(["size", "threads", "ringtorch GFLOPS", "PyTorch GFLOPS", "ratio"], square);

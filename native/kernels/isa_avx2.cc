@@ -13,9 +13,6 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
-// Lambdas returning vectors are all inlined here; GCC's note about their ABI doesn't apply.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
 namespace rt_avx2 {
 using namespace rt;
 #include "simd_avx2.h"
@@ -26,7 +23,6 @@ using namespace rt;
 using GemmF32 = Gemm<F32, 6, 2, 144, 256, 4080>;
 using GemmF64 = Gemm<F64, 6, 2, 96, 256, 2040>;
 }  // namespace rt_avx2
-#pragma GCC diagnostic pop
 #pragma GCC pop_options
 
 namespace rt {

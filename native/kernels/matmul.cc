@@ -48,19 +48,19 @@ void Matmul(const MatmulArgs<T>& a) {
     for (int64_t b = 0; b < a.batch; b++) K.gemm(Slice(a, b));
     return;
   }
+  // Tasks are claimed dynamically, so there are more of them than threads where that is cheap: a
+  // thread that another process preempts then holds up only a small part.
   if (a.batch >= nt) {
-    ParallelFor(nt, [&](int64_t t) {
-      for (int64_t b = a.batch * t / nt; b < a.batch * (t + 1) / nt; b++) K.gemm(Slice(a, b));
-    });
+    ParallelFor(a.batch, [&](int64_t b) { K.gemm(Slice(a, b)); });
     return;
   }
-  // Split each matrix into nt parts along whichever of M and N has more micro-tiles, so each thread
-  // packs only its part of the operand that is split.
+  // Split each matrix along whichever of M and N has more micro-tiles, so each part packs only its
+  // share of the operand that is split (and repacks the other, which is why parts stay few).
   const bool split_n = (a.n + K.gemm_nr - 1) / K.gemm_nr >= (a.m + K.gemm_mr - 1) / K.gemm_mr;
   const int64_t extent = split_n ? a.n : a.m;
   const int64_t unit = split_n ? K.gemm_nr : K.gemm_mr;
   const int64_t units = (extent + unit - 1) / unit;
-  const int64_t parts = std::min<int64_t>(nt, units);
+  const int64_t parts = std::min<int64_t>(units >= 16 * nt ? 2 * nt : nt, units);
   ParallelFor(a.batch * parts, [&](int64_t task) {
     const int64_t b = task / parts, part = task % parts;
     const int64_t lo = std::min(extent, units * part / parts * unit);

@@ -19,8 +19,9 @@ inline void ParallelFor(int64_t ntasks, F&& f) {
   ParallelFor(ntasks, [](void* c, int64_t t) { (*static_cast<F*>(c))(t); }, &f);
 }
 
-// Splits [0, n) into at most GetNumThreads() chunks when n * cost_per_item is worth the wake-up of
-// the workers, and runs fn(begin, end) on each.
+// Splits [0, n) into chunks when n * cost_per_item is worth waking the workers, and runs
+// fn(begin, end) on each. A few chunks per thread, claimed dynamically, so that a thread another
+// process preempts holds up only a small part.
 template <class F>
 inline void ParallelRange(int64_t n, double cost_per_item, F&& f) {
   constexpr double kMinParallelWork = 1 << 17;
@@ -29,7 +30,7 @@ inline void ParallelRange(int64_t n, double cost_per_item, F&& f) {
     f(int64_t(0), n);
     return;
   }
-  const int64_t chunks = n < nt ? n : nt;
+  const int64_t chunks = n < 4 * nt ? n : 4 * nt;
   ParallelFor(chunks, [&](int64_t t) { f(n * t / chunks, n * (t + 1) / chunks); });
 }
 

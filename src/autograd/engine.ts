@@ -101,6 +101,7 @@ export function runBackward(
 
       const results = grad ? node.apply(grad) : null;
       if (!retainGraph) node.release();
+      if (owned && !createGraph && results && node.preHooks.length === 0 && !capture.has(node)) releaseIfDead(grad!, results);
       node.next.forEach((nextNode, i) => {
         if (!nextNode) return;
         const r = results?.[i] ?? null;
@@ -152,6 +153,16 @@ function countDependencies(roots: readonly Node[]): Map<Node, number> {
     }
   }
   return deps;
+}
+
+/**
+ * Returns an engine-owned gradient's memory to the pool once its node has consumed it, unless a
+ * result still shares that memory (a view of it flows on). Backward is where most temporaries of a
+ * training step are made; recycling them spares the page faults of fresh buffers every step.
+ */
+function releaseIfDead(grad: Tensor, results: readonly (Tensor | null)[]): void {
+  for (const r of results) if (r && r.storage === grad.storage) return;
+  grad.storage.release();
 }
 
 /** A gradient the engine may hand to a leaf as its .grad without copying it. */
