@@ -11,7 +11,7 @@
 
 namespace rtcomm {
 
-enum DType : int { kF32 = 0, kF64 = 1, kI32 = 2, kBF16 = 3, kU8 = 4 };
+enum DType : int { kF32 = 0, kF64 = 1, kI32 = 2, kBF16 = 3, kU8 = 4, kF16 = 5 };
 enum RedOp : int { kSum = 0, kProd = 1, kMin = 2, kMax = 3 };
 enum Status : int {
   kOk = 0,
@@ -29,6 +29,9 @@ size_t DTypeSize(int dtype);
 void Reduce(int dtype, int op, void* dst, const void* a, const void* b, size_t n);
 void Bf16ToF32(const uint16_t* src, float* dst, size_t n);
 void F32ToBf16(const float* src, uint16_t* dst, size_t n);
+// IEEE 754 half precision (float16), rounding to nearest even; used by DDP's fp16 compression.
+void F16ToF32(const uint16_t* src, float* dst, size_t n);
+void F32ToF16(const float* src, uint16_t* dst, size_t n);
 void DivideBy(int dtype, void* buf, size_t n, double divisor);
 
 // A futex word that one process sleeps on and its peers ring. It lives in its owner's segment.

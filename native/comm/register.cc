@@ -311,27 +311,17 @@ Napi::Value ReduceInto(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// (src Uint16Array, srcIndex, dst Float32Array, dstIndex, count)
-Napi::Value Bf16ToF32Js(const Napi::CallbackInfo& info) {
+// (src typed array, srcIndex, dst typed array, dstIndex, count): element conversions between
+// float32 and the 16-bit float formats, bounds-checked in elements of each side.
+template <typename S, typename D, void (*Convert)(const S*, D*, size_t)>
+Napi::Value ConvertJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   uint8_t *s, *d;
   size_t sl, dl;
   if (!Bytes(env, info[0], &s, &sl) || !Bytes(env, info[2], &d, &dl)) return Fail(env, "expected typed arrays");
   size_t si = size_t(Num(info, 1)), di = size_t(Num(info, 3)), n = size_t(Num(info, 4));
-  if ((si + n) * 2 > sl || (di + n) * 4 > dl) return Fail(env, "bf16ToF32 outside a buffer");
-  Bf16ToF32(reinterpret_cast<uint16_t*>(s) + si, reinterpret_cast<float*>(d) + di, n);
-  return env.Undefined();
-}
-
-// (src Float32Array, srcIndex, dst Uint16Array, dstIndex, count)
-Napi::Value F32ToBf16Js(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  uint8_t *s, *d;
-  size_t sl, dl;
-  if (!Bytes(env, info[0], &s, &sl) || !Bytes(env, info[2], &d, &dl)) return Fail(env, "expected typed arrays");
-  size_t si = size_t(Num(info, 1)), di = size_t(Num(info, 3)), n = size_t(Num(info, 4));
-  if ((si + n) * 4 > sl || (di + n) * 2 > dl) return Fail(env, "f32ToBf16 outside a buffer");
-  F32ToBf16(reinterpret_cast<float*>(s) + si, reinterpret_cast<uint16_t*>(d) + di, n);
+  if ((si + n) * sizeof(S) > sl || (di + n) * sizeof(D) > dl) return Fail(env, "conversion outside a buffer");
+  Convert(reinterpret_cast<S*>(s) + si, reinterpret_cast<D*>(d) + di, n);
   return env.Undefined();
 }
 
@@ -369,8 +359,10 @@ void RegisterComm(Napi::Env env, Napi::Object exports) {
   comm.Set("sockTransfer", Napi::Function::New(env, SockTransfer));
   comm.Set("closeFd", Napi::Function::New(env, CloseFd));
   comm.Set("reduceInto", Napi::Function::New(env, ReduceInto));
-  comm.Set("bf16ToF32", Napi::Function::New(env, Bf16ToF32Js));
-  comm.Set("f32ToBf16", Napi::Function::New(env, F32ToBf16Js));
+  comm.Set("bf16ToF32", Napi::Function::New(env, ConvertJs<uint16_t, float, Bf16ToF32>));
+  comm.Set("f32ToBf16", Napi::Function::New(env, ConvertJs<float, uint16_t, F32ToBf16>));
+  comm.Set("f16ToF32", Napi::Function::New(env, ConvertJs<uint16_t, float, F16ToF32>));
+  comm.Set("f32ToF16", Napi::Function::New(env, ConvertJs<float, uint16_t, F32ToF16>));
   comm.Set("divideBy", Napi::Function::New(env, DivideByJs));
   exports.Set("comm", comm);
 }

@@ -26,9 +26,11 @@ export function allReduce(tensor: CommTensor, opts?: ReduceOptions): Work | void
   const where = "allReduce";
   const group = groupOf(opts, where);
   const t = resolve(tensor, where, true);
-  const op = reduceOpOf(opts, t.dtype, where);
+  if (opts?.float16 && t.dtype !== "bfloat16") throw new TypeError(`${where}: the float16 option needs 16-bit data (a Uint16Array), got ${t.dtype}`);
+  const dtype = opts?.float16 ? "float16" : t.dtype;
+  const op = reduceOpOf(opts, dtype, where);
   const req: Request = { kind: "allReduce", buf: t.ref, op, lowPrecision: opts?.lowPrecision === true };
-  return group.run(req, t.dtype, runOptions(opts), `allReduce(dtype=${t.dtype}, shape=${shapeText(t.shape)}, op=${op})`, finishersOf([t]));
+  return group.run(req, dtype, runOptions(opts), `allReduce(dtype=${dtype}, shape=${shapeText(t.shape)}, op=${op})`, finishersOf([t]));
 }
 
 /** `tensor` on rank `src` is copied to every rank's `tensor`. */

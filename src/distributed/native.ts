@@ -25,6 +25,9 @@ export interface CommNative {
   reduceInto(dtype: number, op: number, dst: TypedArray, dstByteOff: number, a: TypedArray, aByteOff: number, b: TypedArray, bByteOff: number, count: number): void;
   bf16ToF32(src: Uint16Array, srcIndex: number, dst: Float32Array, dstIndex: number, count: number): void;
   f32ToBf16(src: Float32Array, srcIndex: number, dst: Uint16Array, dstIndex: number, count: number): void;
+  f16ToF32(src: Uint16Array, srcIndex: number, dst: Float32Array, dstIndex: number, count: number): void;
+  /** IEEE half precision, rounding to nearest even; past ±65504 becomes ±Infinity. */
+  f32ToF16(src: Float32Array, srcIndex: number, dst: Uint16Array, dstIndex: number, count: number): void;
   divideBy(dtype: number, buf: TypedArray, byteOffset: number, count: number, divisor: number): void;
 }
 

@@ -26,6 +26,11 @@ export interface ReduceOptions extends CollectiveOptions {
    * may differ in the last bit between algorithms. DDP's bf16 compression hook uses it.
    */
   lowPrecision?: boolean;
+  /**
+   * allReduce of a Uint16Array (or a bfloat16-stored tensor) whose bits are IEEE float16: it
+   * travels and is summed as float16, rounding at each hop. DDP's fp16 compression hook uses it.
+   */
+  float16?: boolean;
 }
 
 export type Sync<O> = O & { async?: false };

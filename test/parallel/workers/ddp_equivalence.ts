@@ -144,6 +144,7 @@ scenario("buffers broadcast before each forward", {
 scenario("allreduce comm hook", { build: mlp, hook: rt.parallel.commHooks.allreduceHook, ddp: { bucketCapMb: 0.0002 } });
 // bfloat16 keeps 8 bits of mantissa: SGD steps stay within a few parts in a thousand of the float32 ones.
 scenario("bf16 compression comm hook", { build: mlp, sgd: true, hook: rt.parallel.commHooks.bf16CompressHook, tol: 2e-3 });
+scenario("fp16 compression comm hook", { build: mlp, sgd: true, hook: rt.parallel.commHooks.fp16CompressHook, tol: 5e-4 });
 scenario("unused parameters reduced as zeros", { build: withUnused, ddp: { findUnusedParameters: true } });
 
 // Without findUnusedParameters, the parameters that got no gradient are named.
