@@ -2,6 +2,8 @@ import type { DType } from "../tensor/dtype.js";
 import type { Generator } from "../tensor/random.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { gelu, relu } from "../ops/elementwise.js";
+import { ModuleList } from "./containers.js";
+import { deepCopy } from "./copy.js";
 import { Module } from "./module.js";
 
 /** "relu", "gelu", a function of a tensor, or a Module (which is then registered as a submodule). */
@@ -30,4 +32,10 @@ export function resolveActivation(activation: Activation | undefined): ((x: Tens
 
 export function applyActivation(activation: ((x: Tensor) => Tensor) | Module, x: Tensor): Tensor {
   return activation instanceof Module ? (activation.call(x) as Tensor) : activation(x);
+}
+
+/** numLayers copies of a layer with identical initial weights, as PyTorch's _get_clones makes them. */
+export function cloneLayers<L extends Module>(layer: L, numLayers: number, what: string): ModuleList<L> {
+  if (!Number.isInteger(numLayers) || numLayers < 1) throw new RangeError(`${what}: numLayers must be a positive integer, got ${numLayers}`);
+  return new ModuleList(Array.from({ length: numLayers }, () => deepCopy(layer)));
 }

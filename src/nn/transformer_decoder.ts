@@ -1,13 +1,12 @@
 import type { Tensor } from "../tensor/tensor.js";
 import { add } from "../ops/elementwise.js";
-import { deepCopy } from "./copy.js";
 import { ModuleList } from "./containers.js";
 import { Dropout } from "./dropout.js";
 import { LayerNorm } from "./layer_norm.js";
 import { Linear } from "./linear.js";
 import { Module } from "./module.js";
 import { MultiheadAttention } from "./multihead_attention.js";
-import { applyActivation, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
+import { applyActivation, cloneLayers, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
 
 export interface DecoderCallOptions {
   /** Mask over target positions, [T, T] or [N·H, T, T] (typically causal). */
@@ -108,8 +107,7 @@ export class TransformerDecoder extends Module {
 
   constructor(decoderLayer: TransformerDecoderLayer, numLayers: number, options: { norm?: Module | null } = {}) {
     super();
-    if (!Number.isInteger(numLayers) || numLayers < 1) throw new RangeError(`TransformerDecoder: numLayers must be a positive integer, got ${numLayers}`);
-    this.layers = new ModuleList(Array.from({ length: numLayers }, () => deepCopy(decoderLayer)));
+    this.layers = cloneLayers(decoderLayer, numLayers, "TransformerDecoder");
     this.numLayers = numLayers;
     this.norm = options.norm ?? null;
   }

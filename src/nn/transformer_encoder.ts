@@ -1,13 +1,12 @@
 import type { Tensor } from "../tensor/tensor.js";
 import { add } from "../ops/elementwise.js";
-import { deepCopy } from "./copy.js";
 import { ModuleList } from "./containers.js";
 import { Dropout } from "./dropout.js";
 import { LayerNorm } from "./layer_norm.js";
 import { Linear } from "./linear.js";
 import { Module } from "./module.js";
 import { MultiheadAttention } from "./multihead_attention.js";
-import { applyActivation, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
+import { applyActivation, cloneLayers, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
 
 export interface EncoderCallOptions {
   /** The attention mask over source positions: [S, S] or [N·H, S, S], bool or additive float. */
@@ -87,8 +86,7 @@ export class TransformerEncoder extends Module {
 
   constructor(encoderLayer: TransformerEncoderLayer, numLayers: number, options: { norm?: Module | null } = {}) {
     super();
-    if (!Number.isInteger(numLayers) || numLayers < 1) throw new RangeError(`TransformerEncoder: numLayers must be a positive integer, got ${numLayers}`);
-    this.layers = new ModuleList(Array.from({ length: numLayers }, () => deepCopy(encoderLayer)));
+    this.layers = cloneLayers(encoderLayer, numLayers, "TransformerEncoder");
     this.numLayers = numLayers;
     this.norm = options.norm ?? null;
   }
