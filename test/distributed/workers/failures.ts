@@ -24,9 +24,12 @@ switch (scenario) {
     else capture(() => dist.allReduce(floats(1000), { timeoutMs }));
     break;
   case "dies_mid_collective":
+    // Rank 0 must already be inside the collective when rank 1 dies a moment into its own part:
+    // a 64 MB all-reduce can finish in well under 50 ms, so dying "later" could miss it.
     if (rank === 1) {
+      await sleep(300);
       dist.allReduce(floats(16 << 20), { async: true });
-      await sleep(50);
+      await sleep(2);
       process.kill(process.pid, "SIGKILL");
     }
     capture(() => dist.allReduce(floats(16 << 20), { timeoutMs }));
