@@ -17,13 +17,14 @@ are written with the fewest digits that read back to the same float32 (or float6
 """
 
 import json
-import math
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn"))
+from common import number  # noqa: E402  (one JSON encoding of numbers for every fixture)
 
 SEED = 1234
 OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "fixtures", "ops")
@@ -55,20 +56,6 @@ def uniform(lo, hi, *shape, dtype=torch.float32):
 
 def randint(lo, hi, *shape):
     return torch.randint(lo, hi, shape, generator=gen)
-
-
-def number(v, dtype):
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, int):
-        return v
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    if dtype == torch.float32:
-        return float(repr(np.float32(v)))
-    return float(repr(float(v)))
 
 
 def encode(t):
