@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { getRngState } from "../tensor/random.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { contiguousData } from "../ops/util.js";
 import { clone } from "../ops/creation.js";
 import { safetensorsChunks } from "../serialization/io.js";
 import { AsyncCheckpointWriter } from "./async_writer.js";
@@ -54,7 +53,8 @@ function prepareFiles(state: Record<string, unknown>, prefix: string, snapshots:
   for (const [file, tensors] of files) {
     const snapshot = new Map<string, Tensor>();
     for (const [name, t] of tensors) {
-      const copy = snapshots ? clone(t.detach()) : contiguousData(t.detach());
+      // Without a snapshot the file is written now, straight from the tensor's memory.
+      const copy = snapshots ? clone(t.detach()) : t;
       snapshots?.push(copy);
       snapshot.set(name, copy);
     }

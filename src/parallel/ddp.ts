@@ -66,7 +66,7 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
   override forward(...args: any[]): any {
     const activeRanks = this.joinState ? this.joinState.notifyActive() : null;
     if (activeRanks) this.reducer.divisor = this.joinState!.divideByInitialWorldSize ? this.comm.worldSize : activeRanks.length;
-    if (this.broadcastBuffersEnabled && this.hasBuffers()) this.broadcastBuffersFrom(activeRanks ? activeRanks[0] : 0);
+    this.syncBuffers(activeRanks ? activeRanks[0] : 0);
     if (isGradEnabled() && this.syncDisabledDepth === 0) this.reducer.prepareForBackward();
     this.reducer.requireSync = this.syncDisabledDepth === 0;
     return this.module.call(...(args as Parameters<M["forward"]>));
@@ -107,7 +107,7 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
     try {
       const result = await fn();
       this.joinState.shadowUntilAllJoined(
-        (root) => this.broadcastBuffersEnabled && this.hasBuffers() && this.broadcastBuffersFrom(root),
+        (root) => this.syncBuffers(root),
         () => this.reducer.shadowBackward(),
       );
       this.syncModuleStates(this.joinState.authoritativeRank());
@@ -127,13 +127,9 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
     return this.reducer.launches;
   }
 
-  private hasBuffers(): boolean {
-    return this.module.buffers().length > 0;
-  }
-
-  private broadcastBuffersFrom(root: number): true {
-    broadcastCoalesced(this.comm, this.module.buffers(), root);
-    return true;
+  /** Copies the root's buffers to every rank (before each forward, when broadcastBuffers is on). */
+  private syncBuffers(root: number): void {
+    if (this.broadcastBuffersEnabled) broadcastCoalesced(this.comm, this.module.buffers(), root);
   }
 
   /** Copies the root's parameters and buffers to every rank. */
@@ -186,7 +182,7 @@ class JoinState {
     return flags.flatMap((f, r) => (f ? [r] : []));
   }
 
-  shadowUntilAllJoined(broadcastBuffers: (root: number) => unknown, shadowBackward: () => void): void {
+  shadowUntilAllJoined(broadcastBuffers: (root: number) => void, shadowBackward: () => void): void {
     for (;;) {
       const active = this.activeRanks(0);
       if (active.length === 0) return;
