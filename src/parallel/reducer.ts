@@ -156,11 +156,6 @@ export class Reducer {
     this.expectingBackward = false;
   }
 
-  /** The parameters that got no gradient in this backward, by name. */
-  unusedParameterNames(): string[] {
-    return this.names.filter((_, i) => !this.ready[i]);
-  }
-
   private finalize(): void {
     try {
       const unused = this.params.map((_, i) => i).filter((i) => !this.ready[i]);
@@ -211,11 +206,6 @@ export class Reducer {
       this.futures[bucket.index] = this.reduce(bucket);
     }
     for (const bucket of this.buckets) this.futures[bucket.index]!.wait();
-    this.resetIteration();
-  }
-
-  /** Starts a fresh iteration's bookkeeping (construction, and after an error in backward). */
-  reset(): void {
     this.resetIteration();
   }
 }
