@@ -27,6 +27,8 @@ enum Status : int {
 size_t DTypeSize(int dtype);
 // dst[i] = a[i] (op) b[i] for n elements; dst may alias a or b.
 void Reduce(int dtype, int op, void* dst, const void* a, const void* b, size_t n);
+// The same, then divided by `divisor` in the same pass (an average's last step); 1 divides nothing.
+void ReduceDivide(int dtype, int op, void* dst, const void* a, const void* b, size_t n, double divisor);
 void Bf16ToF32(const uint16_t* src, float* dst, size_t n);
 void F32ToBf16(const float* src, uint16_t* dst, size_t n);
 // IEEE 754 half precision (float16), rounding to nearest even; used by DDP's fp16 compression.
@@ -117,6 +119,13 @@ struct Comm {
   std::string last_error;
 };
 
+// One piece of a scattered message: `bytes` at `ptr`, starting `start` bytes into the message.
+struct Segment {
+  uint8_t* ptr;
+  size_t bytes;
+  size_t start;
+};
+
 // One send or receive inside a batch. progress counts bytes of the stream (16-byte header
 // included) so that a batch can be resumed after kStalled.
 struct Transfer {
@@ -124,6 +133,12 @@ struct Transfer {
   int kind;  // 0 send, 1 receive (copy), 2 receive and reduce
   uint8_t* buf;
   size_t bytes;
+  // A message scattered over several buffers (DDP reduces gradients where they lie): `nsegs`
+  // pieces in stream order, and `buf` unused. Such a message reduces in place (local == itself).
+  const Segment* segs;
+  size_t nsegs;
+  // A reduce that completes the reduction divides by this (an average); 1: none.
+  double divisor;
   const uint8_t* local;  // reduce operand (== buf for in-place)
   int dtype;
   int op;

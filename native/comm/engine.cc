@@ -94,14 +94,48 @@ void StreamCopy(uint8_t* dst, const uint8_t* src, size_t n) {
 #endif
 }
 
+// Calls fn(dst, local, n, done) for the bytes [offset, offset + n) of t's payload, once per
+// buffer they lie in (once for a contiguous message); `done` counts the bytes already visited.
+template <typename F>
+void ForEachRange(const Transfer& t, size_t offset, size_t n, F&& fn) {
+  if (t.segs == nullptr) return fn(t.buf + offset, t.local + offset, n, size_t(0));
+  size_t lo = 0, hi = t.nsegs;
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    (t.segs[mid].start <= offset ? lo : hi) = mid;
+  }
+  for (size_t i = lo, done = 0; done < n && i < t.nsegs; i++) {
+    const Segment& s = t.segs[i];
+    size_t at = offset + done - s.start;
+    size_t k = std::min(s.bytes - at, n - done);
+    fn(s.ptr + at, s.ptr + at, k, done);
+    done += k;
+  }
+}
+
+// The longest run of payload bytes from `offset` that lies in one buffer.
+uint8_t* ContiguousAt(const Transfer& t, size_t offset, size_t* run) {
+  uint8_t* at = nullptr;
+  *run = 0;
+  ForEachRange(t, offset, t.bytes - offset, [&](uint8_t* dst, const uint8_t*, size_t k, size_t done) {
+    if (done == 0) at = dst, *run = k;
+  });
+  return at;
+}
+
 void Consume(Comm* c, Transfer& t, const uint8_t* src, size_t offset, size_t n) {
   if (n == 0) return;
   if (t.kind == 1) {
-    if (t.bytes >= c->streaming_bytes) StreamCopy(t.buf + offset, src, n);
-    else memcpy(t.buf + offset, src, n);
+    bool stream = t.bytes >= c->streaming_bytes;
+    ForEachRange(t, offset, n, [&](uint8_t* dst, const uint8_t*, size_t k, size_t done) {
+      if (stream) StreamCopy(dst, src + done, k);
+      else memcpy(dst, src + done, k);
+    });
   } else {
     size_t es = DTypeSize(t.dtype);
-    Reduce(t.dtype, t.op, t.buf + offset, t.local + offset, src, n / es);
+    ForEachRange(t, offset, n, [&](uint8_t* dst, const uint8_t* local, size_t k, size_t done) {
+      ReduceDivide(t.dtype, t.op, dst, local, src + done, k / es, t.divisor);
+    });
   }
 }
 
@@ -122,7 +156,7 @@ bool ShmSend(Comm* c, Transfer& t, Peer& p, size_t limit) {
       memcpy(slot, &h, sizeof(h));
       used = kMessageHeaderBytes;
     }
-    memcpy(slot + used, t.buf + sent, n);
+    ForEachRange(t, sent, n, [&](uint8_t* from, const uint8_t*, size_t k, size_t done) { memcpy(slot + used + done, from, k); });
     p.out->sizes[head % c->slots] = uint32_t(used + n);
     head++;
     p.out->head.store(head, std::memory_order_release);
@@ -179,16 +213,15 @@ int TcpSend(Comm* c, Transfer& t, Peer& p, size_t limit, bool& moved) {
   while (!Done(t)) {
     size_t prog = Progress(t);
     MessageHeader h{t.tag, t.code, t.bytes};
-    iovec iov[2];
-    int cnt = 0;
-    if (prog < kMessageHeaderBytes) {
-      iov[cnt++] = {reinterpret_cast<uint8_t*>(&h) + prog, kMessageHeaderBytes - prog};
-      if (limit > 0) iov[cnt++] = {t.buf, limit};
-    } else {
-      size_t sent = prog - kMessageHeaderBytes;
-      if (sent >= limit) return kOk;
-      iov[cnt++] = {t.buf + sent, limit - sent};
-    }
+    constexpr size_t kMaxIov = 64;
+    iovec iov[kMaxIov];
+    size_t cnt = 0;
+    size_t sent = prog < kMessageHeaderBytes ? 0 : prog - kMessageHeaderBytes;
+    if (prog < kMessageHeaderBytes) iov[cnt++] = {reinterpret_cast<uint8_t*>(&h) + prog, kMessageHeaderBytes - prog};
+    else if (sent >= limit) return kOk;
+    ForEachRange(t, sent, limit - sent, [&](uint8_t* from, const uint8_t*, size_t k, size_t) {
+      if (cnt < kMaxIov && k > 0) iov[cnt++] = {from, k};
+    });
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = cnt;
@@ -212,7 +245,9 @@ int TcpRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
     if (prog < kMessageHeaderBytes) {
       r = recv(p.fd, p.rx_header + prog, kMessageHeaderBytes - prog, MSG_DONTWAIT);
     } else if (t.kind == 1) {
-      r = recv(p.fd, t.buf + (prog - kMessageHeaderBytes), Total(t) - prog, MSG_DONTWAIT);
+      size_t run;
+      uint8_t* at = ContiguousAt(t, prog - kMessageHeaderBytes, &run);
+      r = recv(p.fd, at, run, MSG_DONTWAIT);
     } else {
       size_t want = std::min(p.stage.size() - (*t.stage_fill), Total(t) - prog - (*t.stage_fill));
       r = want == 0 ? 0 : recv(p.fd, p.stage.data() + (*t.stage_fill), want, MSG_DONTWAIT);

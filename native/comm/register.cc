@@ -143,8 +143,11 @@ Napi::Value CommAttachTcpPeer(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-constexpr int kFields = 13;
+constexpr int kFields = 15;
 
+// (handle, desc, count, bufs, timeoutMs, stallMs, segments): `desc` holds kFields numbers per
+// transfer (see src/distributed/engine/link.ts); a scattered message's pieces are triples
+// (buffer index, byte offset, bytes) in the Float64Array `segments`.
 Napi::Value CommRun(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto c = GetComm(info);
@@ -161,7 +164,17 @@ Napi::Value CommRun(const Napi::CallbackInfo& info) {
   for (uint32_t i = 0; i < bufs.Length(); i++) {
     if (!Bytes(env, bufs.Get(i), &ptrs[i], &lens[i])) return Fail(env, "buffers must be typed arrays");
   }
+  double* seg_desc = nullptr;
+  size_t seg_count = 0;
+  if (info.Length() > 6 && !info[6].IsUndefined()) {
+    uint8_t* seg_bytes;
+    size_t seg_len;
+    if (!Bytes(env, info[6], &seg_bytes, &seg_len)) return Fail(env, "segments must be a Float64Array");
+    seg_desc = reinterpret_cast<double*>(seg_bytes);
+    seg_count = seg_len / (3 * 8);
+  }
   std::vector<Transfer> ops(count);
+  std::vector<std::vector<Segment>> segments(count);
   for (size_t i = 0; i < count; i++) {
     double* d = desc + i * kFields;
     Transfer& t = ops[i];
@@ -177,14 +190,50 @@ Napi::Value CommRun(const Napi::CallbackInfo& info) {
     t.code = uint32_t(d[10]);
     t.progress = &d[11];
     t.gate = int(d[12]);
+    t.divisor = d[13] > 0 ? d[13] : 1;
+    size_t nsegs = size_t(d[14]);
+    t.segs = nullptr;
+    t.nsegs = 0;
     if (t.peer < 0 || t.peer >= c->world || t.peer == c->rank) return Fail(env, "transfer to a bad peer rank");
     t.stage_fill = &c->peers[size_t(t.peer)].stage_fill;
-    if (bi >= ptrs.size() || off + t.bytes > lens[bi]) return Fail(env, "transfer outside its buffer");
-    t.buf = ptrs[bi] + off;
-    t.local = t.buf;
     if (t.gate >= 0 && (size_t(t.gate) >= count || t.kind != 0 || int(desc[size_t(t.gate) * kFields + 1]) == 0)) {
       return Fail(env, "a send can only be gated on a receive of the same batch");
     }
+    if (nsegs > 0) {
+      // The pieces of a scattered message, empty ones dropped; each holds whole elements so that
+      // a reduction never splits one across buffers.
+      if (bi + nsegs > seg_count) return Fail(env, "segment list outside its descriptor");
+      if (li >= 0) return Fail(env, "a scattered message reduces in place");
+      size_t es = t.kind == 2 ? DTypeSize(t.dtype) : 1;
+      auto& list = segments[i];
+      size_t start = 0;
+      for (size_t k = 0; k < nsegs; k++) {
+        double* sd = seg_desc + (bi + k) * 3;
+        size_t so = size_t(sd[1]), sn = size_t(sd[2]);
+        uint8_t* at;
+        if (sd[0] < 0) {
+          // An address from addressOf(): memory the main thread keeps alive until this operation
+          // is reported done (src/distributed/comm_client.ts), so this thread holds no handle to it.
+          at = reinterpret_cast<uint8_t*>(uintptr_t(so));
+        } else {
+          size_t sb = size_t(sd[0]);
+          if (sb >= ptrs.size() || so + sn > lens[sb]) return Fail(env, "segment outside its buffer");
+          at = ptrs[sb] + so;
+        }
+        if (sn % es != 0) return Fail(env, "segment of a partial element");
+        if (sn > 0) list.push_back({at, sn, start});
+        start += sn;
+      }
+      if (start != t.bytes) return Fail(env, "segments do not add up to the message");
+      t.segs = list.data();
+      t.nsegs = list.size();
+      t.buf = t.segs ? t.segs[0].ptr : nullptr;
+      t.local = t.buf;
+      continue;
+    }
+    if (bi >= ptrs.size() || off + t.bytes > lens[bi]) return Fail(env, "transfer outside its buffer");
+    t.buf = ptrs[bi] + off;
+    t.local = t.buf;
     if (t.kind == 2 && li >= 0) {
       if (size_t(li) >= ptrs.size() || loff + t.bytes > lens[size_t(li)]) return Fail(env, "reduce operand outside its buffer");
       t.local = ptrs[size_t(li)] + loff;
@@ -195,6 +244,15 @@ Napi::Value CommRun(const Napi::CallbackInfo& info) {
   c->last_error.clear();
   int status = RunTransfers(c.get(), ops, timeout_ms, stall_ms);
   return Napi::Number::New(env, status);
+}
+
+// The address of a typed array's first element, for handing its memory to the comm worker
+// without a handle (see CommRun's segments).
+Napi::Value AddressOf(const Napi::CallbackInfo& info) {
+  uint8_t* data;
+  size_t len;
+  if (!Bytes(info.Env(), info[0], &data, &len)) return Fail(info.Env(), "expected a typed array");
+  return Napi::Number::New(info.Env(), double(reinterpret_cast<uintptr_t>(data)));
 }
 
 Napi::Value CommLastError(const Napi::CallbackInfo& info) {
@@ -341,7 +399,7 @@ Napi::Value DivideByJs(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void RegisterComm(Napi::Env env, Napi::Object exports) {
-  exports.Set("commVersion", Napi::Number::New(env, 2));
+  exports.Set("commVersion", Napi::Number::New(env, 3));
   Napi::Object comm = Napi::Object::New(env);
   comm.Set("create", Napi::Function::New(env, CommCreate));
   comm.Set("createSegment", Napi::Function::New(env, CommCreateSegment));
@@ -359,6 +417,7 @@ void RegisterComm(Napi::Env env, Napi::Object exports) {
   comm.Set("sockTransfer", Napi::Function::New(env, SockTransfer));
   comm.Set("closeFd", Napi::Function::New(env, CloseFd));
   comm.Set("reduceInto", Napi::Function::New(env, ReduceInto));
+  comm.Set("addressOf", Napi::Function::New(env, AddressOf));
   comm.Set("bf16ToF32", Napi::Function::New(env, ConvertJs<uint16_t, float, Bf16ToF32>));
   comm.Set("f32ToBf16", Napi::Function::New(env, ConvertJs<float, uint16_t, F32ToBf16>));
   comm.Set("f16ToF32", Napi::Function::New(env, ConvertJs<uint16_t, float, F16ToF32>));

@@ -1,16 +1,19 @@
 import type { Work } from "./work.js";
 import type { Request } from "./engine/messages.js";
+import type { CommDType } from "./dtypes.js";
 import {
   type Async,
   type CollectiveOptions,
+  divisorOf,
   finishersOf,
   groupOf,
   reduceOpOf,
   type ReduceOptions,
   runOptions,
+  sameDType,
   type Sync,
 } from "./options.js";
-import { type CommTensor, resolve, shapeText } from "./tensor_ref.js";
+import { type CommTensor, describe, type Resolved, resolve, shapeText } from "./tensor_ref.js";
 
 /**
  * The reducing and broadcasting collectives, in torch.distributed's names (camelCase). Each
@@ -26,11 +29,59 @@ export function allReduce(tensor: CommTensor, opts?: ReduceOptions): Work | void
   const where = "allReduce";
   const group = groupOf(opts, where);
   const t = resolve(tensor, where, true);
-  if (opts?.float16 && t.dtype !== "bfloat16") throw new TypeError(`${where}: the float16 option needs 16-bit data (a Uint16Array), got ${t.dtype}`);
-  const dtype = opts?.float16 ? "float16" : t.dtype;
+  const dtype = reducedDType(t.dtype, opts, where);
   const op = reduceOpOf(opts, dtype, where);
-  const req: Request = { kind: "allReduce", buf: t.ref, op, lowPrecision: opts?.lowPrecision === true };
+  const req: Request = { kind: "allReduce", bufs: [t.ref], op, lowPrecision: opts?.lowPrecision === true, divisor: divisorOf(opts, op, where) };
   return group.run(req, dtype, runOptions(opts), `allReduce(dtype=${dtype}, shape=${shapeText(t.shape)}, op=${op})`, finishersOf([t]));
+}
+
+/**
+ * All-reduces several tensors of one dtype as a single collective over their concatenation, in
+ * place, without packing them into one buffer first (torch.distributed.all_reduce_coalesced).
+ * DDP reduces each gradient bucket this way, straight in the parameters' `.grad` tensors.
+ */
+export function allReduceCoalesced(tensors: readonly CommTensor[], opts?: Sync<ReduceOptions>): void;
+export function allReduceCoalesced(tensors: readonly CommTensor[], opts: Async<ReduceOptions>): Work;
+export function allReduceCoalesced(tensors: readonly CommTensor[], opts?: ReduceOptions): Work | void;
+export function allReduceCoalesced(tensors: readonly CommTensor[], opts?: ReduceOptions): Work | void {
+  const where = "allReduceCoalesced";
+  const group = groupOf(opts, where);
+  if (!Array.isArray(tensors) || tensors.length === 0) throw new TypeError(`${where}: expected a non-empty array of tensors, got ${describe(tensors)}`);
+  const ts = tensors.map((x, i) => resolve(x, `${where}: tensors[${i}]`, true));
+  sameDType(where, ts[0]!, ts.slice(1), "tensors", 1);
+  checkDisjoint(ts, where);
+  const dtype = reducedDType(ts[0]!.dtype, opts, where);
+  const op = reduceOpOf(opts, dtype, where);
+  const req: Request = { kind: "allReduce", bufs: ts.map((t) => t.ref), op, lowPrecision: opts?.lowPrecision === true, divisor: divisorOf(opts, op, where) };
+  const shapes = ts.map((t) => shapeText(t.shape)).join(", ");
+  return group.run(req, dtype, runOptions(opts), `allReduceCoalesced(dtype=${dtype}, shapes=[${shapes}], op=${op})`, finishersOf(ts));
+}
+
+/** The dtype a reduction runs in: float16 bits travel in bfloat16-sized storage. */
+function reducedDType(dtype: CommDType, opts: ReduceOptions | undefined, where: string): CommDType {
+  if (opts?.float16 && dtype !== "bfloat16") throw new TypeError(`${where}: the float16 option needs 16-bit data (a Uint16Array), got ${dtype}`);
+  return opts?.float16 ? "float16" : dtype;
+}
+
+/** Tensors reduced in place together must not share memory: each element would be summed twice. */
+function checkDisjoint(ts: readonly Resolved[], where: string): void {
+  const byBuffer = new Map<ArrayBufferLike, { start: number; end: number; i: number }[]>();
+  ts.forEach((t, i) => {
+    const e = t.ref.data.BYTES_PER_ELEMENT;
+    const start = t.ref.data.byteOffset + t.ref.offset * e;
+    const list = byBuffer.get(t.ref.data.buffer) ?? [];
+    list.push({ start, end: start + t.ref.numel * e, i });
+    byBuffer.set(t.ref.data.buffer, list);
+  });
+  for (const list of byBuffer.values()) {
+    list.sort((a, b) => a.start - b.start);
+    for (let k = 1; k < list.length; k++) {
+      const [a, b] = [list[k - 1]!, list[k]!];
+      if (b.start < a.end && b.end > b.start && a.end > a.start) {
+        throw new Error(`${where}: tensors[${Math.min(a.i, b.i)}] and tensors[${Math.max(a.i, b.i)}] share memory; each tensor must be reduced once`);
+      }
+    }
+  }
 }
 
 /** `tensor` on rank `src` is copied to every rank's `tensor`. */

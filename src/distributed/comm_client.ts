@@ -1,10 +1,13 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from "node:worker_threads";
 import {
+  type AddressRef,
+  type BufRef,
   CTL_DONE_POSTED,
   CTL_LENGTH,
   CTL_OPS_POSTED,
   type FromWorker,
   type OpMessage,
+  type Request,
   type ToWorker,
   type WorkerConfig,
 } from "./engine/messages.js";
@@ -26,7 +29,8 @@ const WORKER_GRACE_MS = 60_000;
  * alive unless an operation is pending.
  */
 export class CommClient {
-  private readonly pending = new Map<number, { work: Work; timeoutMs: number }>();
+  /** Operations the worker has not reported on, with the memory it may still be using (`keep`). */
+  private readonly pending = new Map<number, { work: Work; timeoutMs: number; keep?: unknown }>();
   private nextId = 1;
   private readonly linkedSegments = new Set<string>();
   private failure: string | null = null;
@@ -95,9 +99,10 @@ export class CommClient {
       return work;
     }
     const id = this.nextId++;
-    this.pending.set(id, { work, timeoutMs: msg.timeoutMs });
+    const { req, keep } = byAddress(msg);
+    this.pending.set(id, { work, timeoutMs: msg.timeoutMs, keep });
     this.keepAlive(true);
-    this.post({ type: "op", id, ...msg });
+    this.post({ type: "op", id, ...msg, req });
     return work;
   }
 
@@ -236,4 +241,21 @@ export class CommClient {
     native?.abort(this.handle);
     for (const name of this.linkedSegments) native?.shmUnlink(name);
   }
+}
+
+/**
+ * An all-reduce whose reduction is native code alone goes to the worker as addresses (AddressRef),
+ * so the worker holds no handle to the memory. Tensors are freed when every thread holding a
+ * handle has collected it, and the worker collects rarely: DDP's fresh gradients each step would
+ * otherwise pile up for gigabytes. `keep` holds the memory alive until the worker reports done.
+ */
+function byAddress(msg: Omit<OpMessage, "id" | "type">): { req: Request; keep?: unknown } {
+  const req = msg.req;
+  if (req.kind !== "allReduce" || (msg.dtype === "bfloat16" && !req.lowPrecision)) return { req };
+  const native = tryLoadCommNative();
+  if (!native) return { req };
+  const bufs: (BufRef | AddressRef)[] = req.bufs.map((b) =>
+    "data" in b ? { address: native.addressOf(b.data) + b.offset * b.data.BYTES_PER_ELEMENT, numel: b.numel } : b,
+  );
+  return { req: { ...req, bufs }, keep: req.bufs };
 }

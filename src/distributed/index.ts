@@ -22,7 +22,7 @@ export {
   getTransports,
   type InitOptions,
 } from "./init.js";
-export { allReduce, broadcast, reduce, barrier } from "./collectives.js";
+export { allReduce, allReduceCoalesced, broadcast, reduce, barrier } from "./collectives.js";
 export { allGather, allGatherIntoTensor, reduceScatter, reduceScatterTensor, scatter, gather } from "./gather_scatter.js";
 export { allToAll, allToAllSingle, type AllToAllSingleOptions } from "./all_to_all.js";
 export { send, recv, isend, irecv, batchIsendIrecv, type P2POp, type P2POptions } from "./point_to_point.js";

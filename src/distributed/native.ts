@@ -11,7 +11,13 @@ export interface CommNative {
   attachShmPeer(handle: number, peer: number, name: string, pid: number): void;
   attachTcpPeer(handle: number, peer: number, fd: number): void;
   /** Runs `count` transfers described by `desc` (12 numbers each); returns a Status. */
-  run(handle: number, desc: Float64Array, count: number, bufs: TypedArray[], timeoutMs: number, stallMs: number): number;
+  /** The address of a typed array's first element (see AddressRef). */
+  addressOf(data: TypedArray): number;
+  /**
+   * `segments`: (buffer index, byte offset, bytes) triples of scattered messages (link.ts); a
+   * buffer index of -1 makes the offset an address.
+   */
+  run(handle: number, desc: Float64Array, count: number, bufs: TypedArray[], timeoutMs: number, stallMs: number, segments?: Float64Array): number;
   lastError(handle: number): string;
   abort(handle: number): void;
   destroy(handle: number): void;
@@ -44,6 +50,9 @@ export const enum TransferStatus {
 
 let cached: CommNative | null | undefined;
 
+/** The layout of run()'s descriptors this code writes; an addon built from older sources reads them wrong. */
+const COMM_VERSION = 3;
+
 function addonPath(): string {
   // src/distributed/native.ts and dist/distributed/native.js both sit two levels below the root.
   const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -55,7 +64,13 @@ export function tryLoadCommNative(): CommNative | null {
   if (cached !== undefined) return cached;
   const path = addonPath();
   if (!existsSync(path)) return (cached = null);
-  const addon = createRequire(import.meta.url)(path) as { comm?: CommNative };
+  const addon = createRequire(import.meta.url)(path) as { comm?: CommNative; commVersion?: number };
+  if (addon.comm && addon.commVersion !== COMM_VERSION) {
+    throw new Error(
+      `the native addon (${path}) was built from other sources (comm version ${addon.commVersion ?? "unknown"}, expected ` +
+        `${COMM_VERSION}); run \`npm run build:native\` to rebuild it`,
+    );
+  }
   return (cached = addon.comm ?? null);
 }
 

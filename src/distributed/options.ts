@@ -31,6 +31,12 @@ export interface ReduceOptions extends CollectiveOptions {
    * travels and is summed as float16, rounding at each hop. DDP's fp16 compression hook uses it.
    */
   float16?: boolean;
+  /**
+   * With op AVG, what the sum is divided by instead of the group size (a ringtorch extension;
+   * DDP under join() divides by the ranks still training). The division happens inside the
+   * all-reduce's last reduction step, not as a pass of its own.
+   */
+  divisor?: number;
 }
 
 export type Sync<O> = O & { async?: false };
@@ -50,12 +56,21 @@ export function reduceOpOf(opts: ReduceOptions | undefined, dtype: CommDType, wh
   return op;
 }
 
-export function sameDType(where: string, expected: Resolved, others: Resolved[], what: string): void {
+export function sameDType(where: string, expected: Resolved, others: Resolved[], what: string, firstIndex = 0): void {
   others.forEach((o, i) => {
     if (o.dtype !== expected.dtype) {
-      throw new Error(`${where}: ${what}[${i}] has dtype ${o.dtype}, but the input tensor has dtype ${expected.dtype}`);
+      const first = firstIndex === 0 ? "the input tensor" : `${what}[0]`;
+      throw new Error(`${where}: ${what}[${i + firstIndex}] has dtype ${o.dtype}, but ${first} has dtype ${expected.dtype}`);
     }
   });
+}
+
+export function divisorOf(opts: ReduceOptions | undefined, op: ReduceOpName, where: string): number | undefined {
+  const d = opts?.divisor;
+  if (d === undefined) return undefined;
+  if (op !== "avg") throw new Error(`${where}: the divisor option goes with op dist.ReduceOp.AVG, got op ${op}`);
+  if (typeof d !== "number" || !Number.isFinite(d) || d <= 0) throw new RangeError(`${where}: divisor must be a positive number, got ${String(d)}`);
+  return d;
 }
 
 export function listLength(where: string, list: unknown, size: number, what: string): void {

@@ -1,6 +1,3 @@
-import type { Tensor } from "../tensor/tensor.js";
-import { allReduce, broadcast } from "./collectives.js";
-import { allGatherIntoTensor } from "./gather_scatter.js";
 import type { CommClient } from "./comm_client.js";
 import type { CommDType } from "./dtypes.js";
 import type { Algorithm, Request } from "./engine/messages.js";
@@ -105,24 +102,5 @@ export class ProcessGroup {
     if (opts.async) return client.submit(msg, name, finish);
     client.runBlocking(msg, name, finish).wait();
     return undefined;
-  }
-
-  // The small interface DDP uses (src/parallel/comm.ts), so a ProcessGroup can be passed as its
-  // `processGroup` option directly.
-
-  allReduceAsync(buffer: Tensor): Work {
-    return allReduce(buffer, { group: this, async: true });
-  }
-
-  broadcast(buffer: Tensor, src: number): void {
-    broadcast(buffer, this.ranks[src]!, { group: this });
-  }
-
-  allGatherInts(value: number): number[] {
-    const out = new Int32Array(new SharedArrayBuffer(4 * this.size));
-    const mine = new Int32Array(new SharedArrayBuffer(4));
-    mine[0] = value;
-    allGatherIntoTensor(out, mine, { group: this });
-    return Array.from(out);
   }
 }

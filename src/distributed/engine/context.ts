@@ -47,6 +47,11 @@ export interface GroupContext {
   op: number;
   elem: number;
   scratch: Scratch;
+  /**
+   * An all-reduce's average divisor (1: none). Each algorithm applies it in the reduction that
+   * completes an element, so an average costs no pass of its own.
+   */
+  divisor: number;
   /** Size of the pieces a large message is cut into when an algorithm pipelines it. */
   pipelineBytes: number;
 }

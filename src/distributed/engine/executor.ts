@@ -10,7 +10,7 @@ import { reduceScatterHalving, reduceScatterRing, reduceScatterTree } from "./al
 import { type GroupContext, Scratch } from "./context.js";
 import { checkAgreement } from "./agreement.js";
 import { Link } from "./link.js";
-import { type Algorithm, type BufRef, DEBUG_CODE, KIND_CODE, type OpMessage, type Request } from "./messages.js";
+import { type AddressRef, type Algorithm, type BufRef, DEBUG_CODE, KIND_CODE, type OpMessage, type Request } from "./messages.js";
 import { type Piece, totalBytes } from "./piece.js";
 import { chooseAlgorithm } from "./select.js";
 
@@ -60,11 +60,12 @@ export class Executor {
     const reduces = req.kind === "allReduce" || req.kind === "reduce" || req.kind === "reduceScatter";
     const lowPrecision = req.kind === "allReduce" && req.lowPrecision === true;
     if (reduces && msg.dtype === "bfloat16" && !lowPrecision) return this.runInFloat32(ranks, msg, req);
+    if (req.kind === "allReduce") return this.dispatch(this.context(ranks, msg.dtype, req.op, averageDivisor(req, ranks.length)), req, msg.algorithm);
     this.dispatch(this.context(ranks, msg.dtype, reduces ? req.op : "sum"), req, msg.algorithm);
     if (reduces && req.op === "avg") this.divideResult(req, msg.dtype, ctx.rank, ranks.length);
   }
 
-  private context(ranks: readonly number[], dtype: CommDType, op: ReduceOpName): GroupContext {
+  private context(ranks: readonly number[], dtype: CommDType, op: ReduceOpName, divisor = 1): GroupContext {
     return {
       link: this.link,
       size: ranks.length,
@@ -74,18 +75,20 @@ export class Executor {
       op: NATIVE_OP[op],
       elem: DTYPE_BYTES[dtype],
       scratch: this.scratch,
+      divisor,
       pipelineBytes: this.pipelineBytes,
     };
   }
 
   private dispatch(ctx: GroupContext, req: Request, forcedHere: Algorithm | null): void {
     const e = ctx.elem;
-    const pc = (b: BufRef): Piece => ({ buf: b.data, byteOffset: b.offset * e, bytes: b.numel * e });
+    const pc = (b: BufRef | AddressRef): Piece =>
+      "address" in b ? { buf: null, byteOffset: b.address, bytes: b.numel * e } : { buf: b.data, byteOffset: b.offset * e, bytes: b.numel * e };
     const forced = forcedHere ?? this.forced;
     switch (req.kind) {
       case "allReduce": {
-        const data = pc(req.buf);
-        const algo = chooseAlgorithm("allReduce", data.bytes, forced);
+        const data = req.bufs.map(pc);
+        const algo = chooseAlgorithm("allReduce", totalBytes(data), forced);
         if (algo === "ring") return allReduceRing(ctx, data);
         if (algo === "rhd") return allReduceHalvingDoubling(ctx, data);
         return allReduceTree(ctx, data);
@@ -139,9 +142,27 @@ export class Executor {
       n.bf16ToF32(b.data as Uint16Array, b.offset, f.data as Float32Array, 0, b.numel);
       return f;
     };
-    const back = (f: BufRef, b: BufRef) => n.f32ToBf16(f.data as Float32Array, 0, b.data as Uint16Array, b.offset, b.numel);
-    const ctx = this.context(ranks, "float32", req.op);
+    const back = (f: BufRef, b: BufRef, at = 0) => n.f32ToBf16(f.data as Float32Array, at, b.data as Uint16Array, b.offset, b.numel);
     const avg = req.op === "avg";
+    if (req.kind === "allReduce") {
+      // The parts travel as one float32 buffer, so a coalesced all-reduce stays one message.
+      // CommClient never sends widening reductions by address: their parts are read here.
+      const bufs = req.bufs as BufRef[];
+      const f = f32(bufs.reduce((s, b) => s + b.numel, 0));
+      let at = 0;
+      for (const b of bufs) {
+        n.bf16ToF32(b.data as Uint16Array, b.offset, f.data as Float32Array, at, b.numel);
+        at += b.numel;
+      }
+      this.dispatch(this.context(ranks, "float32", req.op, averageDivisor(req, ranks.length)), { ...req, bufs: [f] }, msg.algorithm);
+      at = 0;
+      for (const b of bufs) {
+        back(f, b, at);
+        at += b.numel;
+      }
+      return;
+    }
+    const ctx = this.context(ranks, "float32", req.op);
     if (req.kind === "reduceScatter") {
       const out = f32(req.output.numel);
       const f32req = { ...req, inputs: req.inputs.map(toF32), output: out };
@@ -156,10 +177,10 @@ export class Executor {
     back(f, req.buf);
   }
 
+  /** AVG of reduce and reduceScatter divides after the collective (an all-reduce divides inside it). */
   private divideResult(req: Request, dtype: CommDType, groupRank: number, size: number): void {
     const div = (b: BufRef) => this.native.divideBy(DTYPE_CODE[dtype], b.data, b.offset * DTYPE_BYTES[dtype], b.numel, size);
-    if (req.kind === "allReduce") div(req.buf);
-    else if (req.kind === "reduce" && req.root === groupRank) div(req.buf);
+    if (req.kind === "reduce" && req.root === groupRank) div(req.buf);
     else if (req.kind === "reduceScatter") div(req.output);
   }
 
@@ -167,4 +188,9 @@ export class Executor {
   trimScratch(): void {
     this.scratch.trim(64 << 20);
   }
+}
+
+/** What an all-reduce divides its sum by: 1 unless AVG (the group size, or the caller's divisor). */
+function averageDivisor(req: Extract<Request, { kind: "allReduce" }>, size: number): number {
+  return req.op === "avg" ? (req.divisor ?? size) : 1;
 }

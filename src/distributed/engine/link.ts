@@ -1,9 +1,10 @@
 import type { CommNative } from "../native.js";
 import { TransferStatus } from "../native.js";
 import type { TypedArray } from "../dtypes.js";
-import type { Piece } from "./piece.js";
+import { type Piece, type Span, totalBytes } from "./piece.js";
 
-const FIELDS = 13;
+/** Numbers per transfer in the descriptor native/comm/register.cc (CommRun) reads. */
+const FIELDS = 15;
 
 /** A failed batch of transfers: the native status and its explanation. */
 export class TransferError extends Error {
@@ -24,6 +25,9 @@ export class Link {
   private desc = new Float64Array(FIELDS * 16);
   private bufs: TypedArray[] = [];
   private count = 0;
+  /** (buffer index, byte offset, bytes) of each piece of the batch's scattered messages. */
+  private segments = new Float64Array(3 * 16);
+  private segmentCount = 0;
   tag = 0;
   code = 0;
   /** performance.now() time by which the current operation must finish. */
@@ -40,7 +44,7 @@ export class Link {
     readonly handle: number,
   ) {}
 
-  send(peer: number, p: Piece): this {
+  send(peer: number, p: Piece | Span): this {
     return this.add(peer, 0, p, null, 0, 0);
   }
 
@@ -48,7 +52,7 @@ export class Link {
    * Sends `p` as the receive added `gate`-th in this batch (counting from 0) fills it: for
    * forwarding reduced data on while it is still in cache.
    */
-  sendGated(peer: number, p: Piece, gate: number): this {
+  sendGated(peer: number, p: Piece | Span, gate: number): this {
     this.add(peer, 0, p, null, 0, 0);
     this.desc[(this.count - 1) * FIELDS + 12] = gate;
     return this;
@@ -59,13 +63,18 @@ export class Link {
     return this.count;
   }
 
-  recv(peer: number, p: Piece): this {
+  recv(peer: number, p: Piece | Span): this {
     return this.add(peer, 1, p, null, 0, 0);
   }
 
-  /** Receives into `p` the incoming data reduced with `local` (by default `p` itself). */
-  recvReduce(peer: number, p: Piece, dtype: number, op: number, local: Piece | null = null): this {
-    return this.add(peer, 2, p, local, dtype, op);
+  /**
+   * Receives into `p` the incoming data reduced with `local` (by default `p` itself), divided by
+   * `divisor` when this reduction completes an average.
+   */
+  recvReduce(peer: number, p: Piece | Span, dtype: number, op: number, local: Piece | null = null, divisor = 1): this {
+    this.add(peer, 2, p, local, dtype, op);
+    this.desc[(this.count - 1) * FIELDS + 13] = divisor;
+    return this;
   }
 
   get pending(): number {
@@ -85,7 +94,8 @@ export class Link {
     if (this.count === 0) return TransferStatus.Ok;
     const left = Math.max(0, Math.ceil(this.deadline - performance.now()));
     const timeoutMs = Number.isFinite(left) ? Math.min(left, 2 ** 31 - 1) : 2 ** 31 - 1;
-    const status = this.native.run(this.handle, this.desc, this.count, this.bufs, timeoutMs, stallMs);
+    const segments = this.segmentCount > 0 ? this.segments : undefined;
+    const status = this.native.run(this.handle, this.desc, this.count, this.bufs, timeoutMs, stallMs, segments);
     if (status === TransferStatus.Stalled) return status;
     this.clear();
     if (status !== TransferStatus.Ok) throw new TransferError(status, this.native.lastError(this.handle));
@@ -100,22 +110,32 @@ export class Link {
   clear(): void {
     this.count = 0;
     this.bufs.length = 0;
+    this.segmentCount = 0;
   }
 
-  private add(peer: number, kind: number, p: Piece, local: Piece | null, dtype: number, op: number): this {
-    if (this.desc.length < (this.count + 1) * FIELDS) {
-      const grown = new Float64Array(this.desc.length * 2);
-      grown.set(this.desc);
-      this.desc = grown;
-    }
+  private add(peer: number, kind: number, target: Piece | Span, local: Piece | null, dtype: number, op: number): this {
+    this.desc = grownTo(this.desc, (this.count + 1) * FIELDS);
     const d = this.desc;
     const o = this.count * FIELDS;
+    const one = isSpan(target) ? (target.length === 1 ? target[0]! : null) : target;
+    // A single piece in a typed array travels as it always has; anything else as segments.
+    const p = one && one.buf ? (one as Piece & { buf: TypedArray }) : null;
     d[o] = peer;
     d[o + 1] = kind;
-    d[o + 2] = this.bufIndex(p.buf);
-    d[o + 3] = p.byteOffset;
-    d[o + 4] = p.bytes;
-    d[o + 5] = local ? this.bufIndex(local.buf) : -1;
+    if (p) {
+      d[o + 2] = this.bufIndex(p.buf);
+      d[o + 3] = p.byteOffset;
+      d[o + 4] = p.bytes;
+      d[o + 14] = 0;
+    } else {
+      const pieces = isSpan(target) ? target : [target];
+      d[o + 2] = this.segmentCount;
+      d[o + 3] = 0;
+      d[o + 4] = totalBytes(pieces);
+      d[o + 14] = pieces.length;
+      this.addSegments(pieces);
+    }
+    d[o + 5] = local ? this.bufIndex(local.buf!) : -1;
     d[o + 6] = local ? local.byteOffset : 0;
     d[o + 7] = dtype;
     d[o + 8] = op;
@@ -123,8 +143,19 @@ export class Link {
     d[o + 10] = this.code >>> 0;
     d[o + 11] = 0;
     d[o + 12] = -1;
+    d[o + 13] = 1;
     this.count++;
     return this;
+  }
+
+  private addSegments(pieces: Span): void {
+    this.segments = grownTo(this.segments, (this.segmentCount + pieces.length) * 3);
+    for (const q of pieces) {
+      const at = this.segmentCount++ * 3;
+      this.segments[at] = q.buf ? this.bufIndex(q.buf) : -1;
+      this.segments[at + 1] = q.byteOffset;
+      this.segments[at + 2] = q.bytes;
+    }
   }
 
   private bufIndex(buf: TypedArray): number {
@@ -133,4 +164,15 @@ export class Link {
     this.bufs.push(buf);
     return this.bufs.length - 1;
   }
+}
+
+function isSpan(p: Piece | Span): p is Span {
+  return Array.isArray(p);
+}
+
+function grownTo(a: Float64Array<ArrayBuffer>, length: number): Float64Array<ArrayBuffer> {
+  if (a.length >= length) return a;
+  const grown = new Float64Array(Math.max(length, a.length * 2));
+  grown.set(a);
+  return grown;
 }

@@ -8,12 +8,26 @@ export interface BufRef {
   numel: number;
 }
 
+/**
+ * Elements at an address in this process, in place of a BufRef: the comm worker then holds no
+ * handle to the memory, which the main thread keeps alive until the operation is reported done.
+ * Each step's fresh gradients would otherwise stay alive until this thread's rare collections.
+ */
+export interface AddressRef {
+  address: number;
+  numel: number;
+}
+
 export type Algorithm = "ring" | "rhd" | "tree";
 
 /** Roots and ranks inside a request are group ranks, except a point-to-point peer, which is global. */
 export type Request =
-  /** lowPrecision: a bfloat16 sum travels and accumulates in bfloat16 (half the bytes of float32). */
-  | { kind: "allReduce"; buf: BufRef; op: ReduceOpName; lowPrecision?: boolean }
+  /**
+   * One all-reduce over the concatenation of `bufs`, in place (several: allReduceCoalesced).
+   * lowPrecision: a bfloat16 sum travels and accumulates in bfloat16 (half the bytes of float32).
+   * divisor: what AVG divides by, when not the group size (DDP under join()).
+   */
+  | { kind: "allReduce"; bufs: (BufRef | AddressRef)[]; op: ReduceOpName; lowPrecision?: boolean; divisor?: number }
   | { kind: "broadcast"; buf: BufRef; root: number }
   | { kind: "reduce"; buf: BufRef; root: number; op: ReduceOpName }
   | { kind: "allGather"; input: BufRef; outputs: BufRef[] }

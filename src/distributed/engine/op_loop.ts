@@ -6,6 +6,7 @@ import type { TCPStore } from "../store/tcp_store.js";
 import { CollectiveMismatchError } from "./agreement.js";
 import type { Executor } from "./executor.js";
 import { TransferError } from "./link.js";
+import { SeenBuffers } from "./seen_buffers.js";
 import { describeOp, explainTransferError } from "./failure.js";
 import { CTL_OPS_POSTED, type FromWorker, isPointToPoint, type OpMessage, type ToWorker } from "./messages.js";
 
@@ -24,6 +25,7 @@ export class OpLoop {
   /** Latest collective started per group, and what of it the store has been told. */
   private readonly started = new Map<number, number>();
   private readonly published = new Map<number, number>();
+  private readonly seen = new SeenBuffers();
 
   constructor(
     private readonly port: MessagePort,
@@ -65,8 +67,10 @@ export class OpLoop {
         this.finish(m.id, `${describeOp(m)} was not run: the process group failed earlier and cannot be used. ${this.broken}`);
         continue;
       }
+      this.seen.note(m.req);
       if (isPointToPoint(m.req)) await this.runPointToPoint(m);
       else await this.runCollective(m);
+      this.seen.afterOperation();
     }
   }
 

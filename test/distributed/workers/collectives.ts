@@ -79,6 +79,71 @@ for (const algorithm of ALGOS) {
   }
 }
 
+// allReduceCoalesced: parts in arrays of their own and disjoint views of one shared array (with
+// untouched gaps between them) reduce as one collective; each part must equal the reduction of
+// its own elements, and the gaps must keep their values.
+for (const algorithm of ALGOS) {
+  for (const dtype of DTYPES) {
+    for (const op of OPS) {
+      const sizes = SMALL ? [3, 0, 37] : [5, 0, 1, 1000, 37];
+      const id = caseId++;
+      const total = sizes.reduce((a, b) => a + b, 0);
+      const all = inputs(dtype, op, rank, id, total);
+      const want = reduced(dtype, op, id, total);
+      const sharedArr = makeArray(dtype, new Array(total + sizes.length).fill(3));
+      const Ctor = sharedArr.constructor as new (b: ArrayBufferLike, o: number, n: number) => Arr;
+      let at = 0;
+      let slot = 0;
+      const parts = sizes.map((n, k) => {
+        const values = all.slice(at, at + n);
+        at += n;
+        if (k % 2 === 0) return makeArray(dtype, values);
+        const view = new Ctor(sharedArr.buffer, (slot + 1) * sharedArr.BYTES_PER_ELEMENT, n);
+        slot += n + 1;
+        const filled = makeArray(dtype, values);
+        view.set(filled as never);
+        return view;
+      });
+      dist.allReduceCoalesced(parts, { op, algorithm });
+      at = 0;
+      parts.forEach((part, k) => {
+        check(`allReduceCoalesced ${algorithm} ${dtype} ${op} part ${k}`, read(dtype, part), want.slice(at, at + sizes[k]!));
+        at += sizes[k]!;
+      });
+      const gaps = read(dtype, sharedArr).filter((_, i) => i === 0 || !parts.some((p) => p.buffer === sharedArr.buffer && i >= p.byteOffset / p.BYTES_PER_ELEMENT && i < p.byteOffset / p.BYTES_PER_ELEMENT + p.length));
+      check(`allReduceCoalesced ${algorithm} ${dtype} ${op} leaves the gaps`, gaps, gaps.map(() => read(dtype, makeArray(dtype, [3]))[0]!));
+    }
+    // AVG with a divisor of the caller's (DDP under join()): the sum divided by it, rounded once.
+    if (dtype === "float32" || dtype === "float64") {
+      const id = caseId++;
+      const n = SMALL ? 37 : 1000;
+      const x = makeArray(dtype, inputs(dtype, "sum", rank, id, n));
+      dist.allReduceCoalesced([x], { op: "avg", divisor: 3, algorithm });
+      const sums = reduced(dtype, "sum", id, n);
+      check(`allReduceCoalesced ${algorithm} ${dtype} avg divisor 3`, read(dtype, x), sums.map((v) => (dtype === "float64" ? v / 3 : Math.fround(v / 3))));
+    }
+  }
+}
+
+// Bad calls fail before anything is sent, with the reason.
+{
+  const expectError = (name: string, fn: () => void, pattern: RegExp) => {
+    try {
+      fn();
+      failures.push(`rank ${rank} ${name}: no error`);
+    } catch (err) {
+      if (!pattern.test((err as Error).message)) failures.push(`rank ${rank} ${name}: unclear error: ${(err as Error).message}`);
+    }
+  };
+  const buf = makeArray("float32", [1, 2, 3, 4]);
+  const overlapping = [new Float32Array(buf.buffer, 0, 3), new Float32Array(buf.buffer, 8, 2)];
+  expectError("allReduceCoalesced of overlapping tensors", () => dist.allReduceCoalesced(overlapping), /tensors\[0\] and tensors\[1\] share memory/);
+  expectError("allReduceCoalesced of mixed dtypes", () => dist.allReduceCoalesced([makeArray("float32", [1]), makeArray("float64", [1])]), /tensors\[1\] has dtype float64, but tensors\[0\] has dtype float32/);
+  expectError("allReduceCoalesced of nothing", () => dist.allReduceCoalesced([]), /non-empty array/);
+  expectError("a divisor without AVG", () => dist.allReduce(makeArray("float32", [1]), { divisor: 2 }), /divisor option goes with op dist.ReduceOp.AVG/);
+  expectError("a divisor of zero", () => dist.allReduce(makeArray("float32", [1]), { op: "avg", divisor: 0 }), /divisor must be a positive number/);
+}
+
 for (const dtype of DTYPES) {
   for (const n of [0, 3, 1000]) {
     const id = caseId++;

@@ -1,5 +1,5 @@
 import { type GroupContext, largestPowerOfTwo, mod, peer } from "../context.js";
-import { type Piece, mergeAdjacent, splitPiece } from "../piece.js";
+import { type Span, joinSpans, splitSpan } from "../piece.js";
 import { broadcastTree } from "./broadcast.js";
 
 /**
@@ -7,16 +7,17 @@ import { broadcastTree } from "./broadcast.js";
  * then an all-gather passes the blocks on. Each rank sends 2(p-1)/p of the data: optimal for
  * large messages.
  */
-export function allReduceRing(ctx: GroupContext, data: Piece): void {
+export function allReduceRing(ctx: GroupContext, data: Span): void {
   const { size: p, rank: r, link } = ctx;
   if (p === 1) return;
-  const blocks = splitPiece(data, p, ctx.elem);
+  const blocks = splitSpan(data, p, ctx.elem);
   const right = peer(ctx, r + 1);
   const left = peer(ctx, r - 1);
   for (let k = 0; k < p - 1; k++) {
     link.send(right, blocks[mod(r - k - 1, p)]!);
     const last = link.nextIndex;
-    link.recvReduce(left, blocks[mod(r - k - 2, p)]!, ctx.dtype, ctx.op);
+    // The last step completes block r: it takes the average's division.
+    link.recvReduce(left, blocks[mod(r - k - 2, p)]!, ctx.dtype, ctx.op, null, k === p - 2 ? ctx.divisor : 1);
     if (k < p - 2) {
       link.flush();
       continue;
@@ -39,7 +40,7 @@ export function allReduceRing(ctx: GroupContext, data: Piece): void {
  * small and mid-sized data. A group that is not a power of two first folds its extra ranks into
  * their neighbours and hands them the result at the end.
  */
-export function allReduceHalvingDoubling(ctx: GroupContext, data: Piece): void {
+export function allReduceHalvingDoubling(ctx: GroupContext, data: Span): void {
   const { size: p, rank: r, link } = ctx;
   if (p === 1) return;
   const pof2 = largestPowerOfTwo(p);
@@ -58,16 +59,18 @@ export function allReduceHalvingDoubling(ctx: GroupContext, data: Piece): void {
   }
   if (vr >= 0) {
     const real = (v: number) => peer(ctx, v < rem ? v * 2 + 1 : v + rem);
-    const blocks = splitPiece(data, pof2, ctx.elem);
-    const range = (lo: number, hi: number) => mergeAdjacent(blocks.slice(lo, hi));
+    const blocks = splitSpan(data, pof2, ctx.elem);
+    const range = (lo: number, hi: number) => joinSpans(blocks.slice(lo, hi));
     let lo = 0;
     let hi = pof2;
     for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
       const partner = real(vr ^ mask);
       const mid = (lo + hi) >> 1;
       const upper = (vr & mask) !== 0;
-      for (const s of range(upper ? lo : mid, upper ? mid : hi)) link.send(partner, s);
-      for (const k of range(upper ? mid : lo, upper ? hi : mid)) link.recvReduce(partner, k, ctx.dtype, ctx.op);
+      link.send(partner, range(upper ? lo : mid, upper ? mid : hi));
+      // The last halving step completes this rank's range: it takes the average's division.
+      const divisor = mask === 1 ? ctx.divisor : 1;
+      link.recvReduce(partner, range(upper ? mid : lo, upper ? hi : mid), ctx.dtype, ctx.op, null, divisor);
       link.flush();
       if (upper) lo = mid;
       else hi = mid;
@@ -77,8 +80,8 @@ export function allReduceHalvingDoubling(ctx: GroupContext, data: Piece): void {
       const mine = vr & ~(mask - 1);
       const theirs = partnerV & ~(mask - 1);
       const partner = real(partnerV);
-      for (const s of range(mine, mine + mask)) link.send(partner, s);
-      for (const k of range(theirs, theirs + mask)) link.recv(partner, k);
+      link.send(partner, range(mine, mine + mask));
+      link.recv(partner, range(theirs, theirs + mask));
       link.flush();
     }
   }
@@ -89,7 +92,7 @@ export function allReduceHalvingDoubling(ctx: GroupContext, data: Piece): void {
 }
 
 /** Binomial-tree reduce to group rank 0, then a binomial-tree broadcast of the result. */
-export function allReduceTree(ctx: GroupContext, data: Piece): void {
+export function allReduceTree(ctx: GroupContext, data: Span): void {
   const { size: p, rank: r, link } = ctx;
   if (p === 1) return;
   for (let mask = 1; mask < p; mask <<= 1) {
@@ -97,7 +100,9 @@ export function allReduceTree(ctx: GroupContext, data: Piece): void {
       link.send(peer(ctx, r - mask), data).flush();
       break;
     }
-    if (r + mask < p) link.recvReduce(peer(ctx, r + mask), data, ctx.dtype, ctx.op).flush();
+    // The root's last receive completes the reduction: it takes the average's division.
+    const divisor = r === 0 && mask * 2 >= p ? ctx.divisor : 1;
+    if (r + mask < p) link.recvReduce(peer(ctx, r + mask), data, ctx.dtype, ctx.op, null, divisor).flush();
   }
-  broadcastTree(ctx, [data], 0);
+  broadcastTree(ctx, [...data], 0);
 }

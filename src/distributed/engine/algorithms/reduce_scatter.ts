@@ -33,7 +33,7 @@ export function reduceScatterHalving(ctx: GroupContext, inputs: Piece[], output:
     const all = ctx.scratch.take(totalBytes(inputs));
     const blocks = placeBlocks(all, inputs);
     blocks.forEach((b, i) => copyPiece(b, inputs[i]!));
-    allReduceHalvingDoubling(ctx, { buf: all, byteOffset: 0, bytes: all.byteLength });
+    allReduceHalvingDoubling(ctx, [{ buf: all, byteOffset: 0, bytes: all.byteLength }]);
     return copyPiece(output, blocks[r]!);
   }
   const acc = scratchLike(ctx, inputs);
