@@ -53,6 +53,17 @@ napi_value GetIsaFn(napi_env env, napi_callback_info) {
   return r;
 }
 
+// adjustExternalMemory(bytes): tells V8 of tensor memory it does not see (SharedArrayBuffer backing
+// stores are not counted as external memory), so that its collector runs as that memory grows.
+napi_value AdjustExternalMemoryFn(napi_env env, napi_callback_info info) {
+  Args args(env, info);
+  const int64_t bytes = args.integer(0);
+  if (!args.ok()) return nullptr;
+  int64_t total;
+  napi_adjust_external_memory(env, bytes, &total);
+  return nullptr;
+}
+
 }  // namespace
 
 void RegisterRuntime(napi_env env, napi_value exports) {
@@ -61,6 +72,7 @@ void RegisterRuntime(napi_env env, napi_value exports) {
   Define(env, exports, "setIsa", SetIsaFn);
   Define(env, exports, "getIsa", GetIsaFn);
   Define(env, exports, "isaSupported", IsaSupportedFn);
+  Define(env, exports, "adjustExternalMemory", AdjustExternalMemoryFn);
 }
 
 }  // namespace rt

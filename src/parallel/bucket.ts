@@ -34,15 +34,19 @@ export function assignBuckets(params: readonly Tensor[], capBytes: number, first
   return buckets;
 }
 
-/** One bucket: a flat buffer holding its parameters' gradients back to back. */
+/**
+ * One bucket: the parameters whose gradients are reduced together. Its flat buffer, holding
+ * their gradients back to back, exists only where something needs one (a communication hook,
+ * gradientAsBucketView, a joined rank's zeros): by default the gradients are reduced where they lie.
+ */
 export class Bucket {
   readonly index: number;
   readonly paramIndices: readonly number[];
   readonly params: readonly Tensor[];
   readonly offsets: readonly number[];
-  /** The flat gradient buffer that is all-reduced. */
-  buffer: Tensor;
+  readonly numel: number;
   pending = 0;
+  private flat: Tensor | null = null;
 
   constructor(index: number, paramIndices: readonly number[], allParams: readonly Tensor[]) {
     this.index = index;
@@ -55,16 +59,17 @@ export class Bucket {
       total += p.numel;
     }
     this.offsets = offsets;
-    this.buffer = zeros([total], { dtype: this.params[0].dtype });
+    this.numel = total;
+  }
+
+  /** The flat gradient buffer, allocated on first use. */
+  get buffer(): Tensor {
+    return (this.flat ??= zeros([this.numel], { dtype: this.params[0].dtype }));
   }
 
   /** The slice of the buffer that holds parameter j of this bucket, shaped like it. */
   gradView(j: number): Tensor {
     const p = this.params[j];
     return this.buffer.detach().narrow(0, this.offsets[j], p.numel).view(p.shape);
-  }
-
-  get numel(): number {
-    return this.buffer.numel;
   }
 }

@@ -12,8 +12,11 @@ export interface CommWork {
 export interface DdpComm {
   readonly rank: number;
   readonly worldSize: number;
-  /** Starts an in-place SUM all-reduce that progresses without the main thread. */
-  allReduceAsync(buffer: Tensor): CommWork;
+  /**
+   * Starts one in-place all-reduce over `tensors` (a coalesced collective) that leaves in every
+   * element the sum over ranks divided by `divisor`, progressing without the main thread.
+   */
+  allReduceAverageAsync(tensors: readonly Tensor[], divisor: number): CommWork;
   /** In-place broadcast from `src`, blocking. */
   broadcast(buffer: Tensor, src: number): void;
   /** Every rank's integer, in rank order, blocking. */

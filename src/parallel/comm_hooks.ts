@@ -17,11 +17,10 @@ function sizeOf(group: ProcessGroup | null): number {
   return group ? group.worldSize : getWorldSize();
 }
 
-/** The built-in behaviour as a hook: average by dividing, then an in-place SUM all-reduce. */
+/** The built-in behaviour as a hook: an in-place all-reduce that averages over the group. */
 export function allreduceHook(group: ProcessGroup | null, bucket: GradBucket): CommHookFuture {
   const buffer = bucket.buffer();
-  noGrad(() => buffer.div_(sizeOf(group)));
-  const work = allReduce(buffer, { ...(group ? { group } : {}), async: true });
+  const work = allReduce(buffer, { ...(group ? { group } : {}), op: "avg", async: true });
   return {
     wait: () => {
       work.wait();

@@ -1,4 +1,4 @@
-import { allReduce, broadcast } from "../distributed/collectives.js";
+import { allReduceCoalesced, broadcast } from "../distributed/collectives.js";
 import { allGatherIntoTensor } from "../distributed/gather_scatter.js";
 import type { ProcessGroup } from "../distributed/process_group.js";
 import { getRank, getWorldSize, isInitialized } from "../distributed/init.js";
@@ -18,8 +18,8 @@ export function commFor(group?: ProcessGroup): DdpComm {
   return {
     rank: group ? group.rank : getRank(),
     worldSize: group ? group.worldSize : getWorldSize(),
-    allReduceAsync(buffer: Tensor): CommWork {
-      return allReduce(buffer, { ...opts, async: true });
+    allReduceAverageAsync(tensors: readonly Tensor[], divisor: number): CommWork {
+      return allReduceCoalesced(tensors, { ...opts, op: "avg", divisor, async: true });
     },
     broadcast(buffer: Tensor, src: number): void {
       broadcast(buffer, src, opts);

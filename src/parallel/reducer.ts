@@ -2,6 +2,8 @@ import { queueCallback } from "../autograd/engine.js";
 import { noGrad } from "../autograd/grad_mode.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { formatShape } from "../tensor/shape.js";
+import type { Storage } from "../tensor/storage.js";
+import { zeros } from "../ops/creation.js";
 import { assignBuckets, Bucket, MIB } from "./bucket.js";
 import type { CommWork, DdpComm } from "./comm.js";
 
@@ -47,10 +49,15 @@ export interface LaunchRecord {
 }
 
 /**
- * The engine of DDP (PyTorch's Reducer). A post-accumulate-grad hook on every parameter copies its
- * gradient into its bucket; when a bucket is complete, its all-reduce starts at once, in bucket
- * order on every rank, while backward goes on. When backward ends (an engine callback), the
- * reducer waits for the remaining reductions and writes the averaged gradients back to `.grad`.
+ * The engine of DDP (PyTorch's Reducer). A post-accumulate-grad hook on every parameter marks its
+ * gradient ready; when a bucket is complete, its all-reduce starts at once, in bucket order on
+ * every rank, while backward goes on. When backward ends (an engine callback), the reducer waits
+ * for the remaining reductions.
+ *
+ * By default a bucket is reduced where its gradients lie: one coalesced all-reduce over the
+ * parameters' `.grad` tensors, averaging in its last reduction step, so the main thread copies
+ * nothing and no second copy of the gradients is kept. With a communication hook or
+ * gradientAsBucketView the gradients go through the bucket's flat buffer, as in PyTorch.
  */
 export class Reducer {
   readonly buckets: Bucket[];
@@ -63,7 +70,11 @@ export class Reducer {
   private readonly ready: Uint8Array;
   private readyCount = 0;
   private nextToLaunch = 0;
-  private futures: (CommHookFuture | null)[] = [];
+  /** Per bucket, what waits for its reduction and leaves the result in place. */
+  private completions: ((() => void) | null)[] = [];
+  /** The gradient tensors being reduced in place, per parameter, and the memory they cover. */
+  private readonly grads: (Tensor | null)[];
+  private readonly claimed = new Map<Storage, [number, number][]>();
   private expectingBackward = false;
   private finalizeQueued = false;
   private hook: { state: unknown; fn: CommHook<unknown> } | null = null;
@@ -79,6 +90,7 @@ export class Reducer {
     this.locate = new Array(params.length);
     for (const bucket of this.buckets) bucket.params.forEach((_, slot) => (this.locate[bucket.paramIndices[slot]] = { bucket, slot }));
     this.ready = new Uint8Array(params.length);
+    this.grads = new Array(params.length).fill(null);
     params.forEach((p, i) => p.registerPostAccumulateGradHook(() => this.markReady(i)));
     this.resetIteration();
   }
@@ -94,6 +106,11 @@ export class Reducer {
     this.launches = [];
   }
 
+  /** Whether buckets go through their flat buffers rather than being reduced in the gradients. */
+  private get flat(): boolean {
+    return this.hook !== null || this.options.gradientAsBucketView;
+  }
+
   private markReady(i: number): void {
     if (!this.requireSync || !this.expectingBackward) return;
     if (this.ready[i]) {
@@ -106,43 +123,69 @@ export class Reducer {
       this.finalizeQueued = true;
       queueCallback(() => this.finalize());
     }
-    this.copyGradIntoBucket(i);
+    this.takeGradient(i);
     this.ready[i] = 1;
     this.readyCount++;
     const { bucket } = this.locate[i];
     if (--bucket.pending === 0) this.launchReadyBuckets();
   }
 
-  private copyGradIntoBucket(i: number): void {
-    const { bucket, slot } = this.locate[i];
+  /** Hands parameter i's gradient (zeros if it has none) to its bucket's reduction. */
+  private takeGradient(i: number): void {
     const p = this.params[i];
-    const view = bucket.gradView(slot);
-    const grad = p.grad;
-    noGrad(() => {
-      if (!grad) view.zero_();
-      else if (grad.storage !== view.storage || grad.offset !== view.offset) view.copy_(grad);
-    });
+    if (this.flat) {
+      const { bucket, slot } = this.locate[i];
+      const view = bucket.gradView(slot);
+      const grad = p.grad;
+      noGrad(() => {
+        if (!grad) view.zero_();
+        else if (grad.storage !== view.storage || grad.offset !== view.offset) view.copy_(grad);
+      });
+      return;
+    }
+    let grad = p.grad ?? noGrad(() => zeros(p.shape, { dtype: p.dtype }));
+    // The reduction writes the gradient in place: it must be contiguous, and no memory may be
+    // reduced twice (a gradient the user set to share another's memory gets its own copy).
+    if (!grad.isContiguous() || !this.claim(grad)) {
+      grad = noGrad(() => grad.clone());
+      this.claim(grad);
+    }
+    p.grad = grad;
+    this.grads[i] = grad;
+  }
+
+  /** Records the memory a gradient covers; false if part of it is already being reduced. */
+  private claim(grad: Tensor): boolean {
+    const ranges = this.claimed.get(grad.storage) ?? [];
+    const [lo, hi] = [grad.offset, grad.offset + grad.numel];
+    if (ranges.some(([a, b]) => lo < b && a < hi)) return false;
+    ranges.push([lo, hi]);
+    this.claimed.set(grad.storage, ranges);
+    return true;
   }
 
   private launchReadyBuckets(): void {
     while (this.nextToLaunch < this.buckets.length && this.buckets[this.nextToLaunch].pending === 0) {
       const bucket = this.buckets[this.nextToLaunch++];
       this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
-      this.futures[bucket.index] = this.reduce(bucket);
+      this.completions[bucket.index] = this.reduce(bucket, this.flat ? [bucket.buffer] : bucket.paramIndices.map((i) => this.grads[i]!));
     }
   }
 
-  /** The registered hook, or the built-in average: divide, then SUM all-reduce off the main thread. */
-  private reduce(bucket: Bucket): CommHookFuture {
-    if (this.hook) return this.hook.fn(this.hook.state, new GradBucket(bucket, bucket.index === this.buckets.length - 1));
-    noGrad(() => bucket.buffer.div_(this.divisor));
-    const work: CommWork = this.comm.allReduceAsync(bucket.buffer);
-    return {
-      wait: () => {
-        work.wait();
-        return bucket.buffer;
-      },
-    };
+  /**
+   * Starts the bucket's reduction off the main thread: the registered hook, or the built-in
+   * average of `tensors` in place. Returns what waits for it.
+   */
+  private reduce(bucket: Bucket, tensors: readonly Tensor[]): () => void {
+    if (this.hook) {
+      const future = this.hook.fn(this.hook.state, new GradBucket(bucket, bucket.index === this.buckets.length - 1));
+      return () => {
+        const reduced = future.wait();
+        if (reduced !== bucket.buffer) noGrad(() => bucket.buffer.copy_(reduced));
+      };
+    }
+    const work: CommWork = this.comm.allReduceAverageAsync(tensors, this.divisor);
+    return () => work.wait();
   }
 
   /** Resets the per-iteration state (every bucket waits for all of its parameters again). */
@@ -150,7 +193,9 @@ export class Reducer {
     this.ready.fill(0);
     this.readyCount = 0;
     this.nextToLaunch = 0;
-    this.futures = this.buckets.map(() => null);
+    this.completions = this.buckets.map(() => null);
+    this.grads.fill(null);
+    this.claimed.clear();
     for (const b of this.buckets) b.pending = b.params.length;
     this.finalizeQueued = false;
     this.expectingBackward = false;
@@ -168,16 +213,13 @@ export class Reducer {
         );
       }
       for (const i of unused) {
-        this.copyGradIntoBucket(i);
+        this.takeGradient(i);
         this.ready[i] = 1;
         this.locate[i].bucket.pending--;
       }
       this.launchReadyBuckets();
-      for (const bucket of this.buckets) {
-        const reduced = this.futures[bucket.index]!.wait();
-        if (reduced !== bucket.buffer) noGrad(() => bucket.buffer.copy_(reduced));
-      }
-      this.writeBack();
+      for (const complete of this.completions) complete!();
+      if (this.flat) this.writeBack();
     } finally {
       this.resetIteration();
     }
@@ -196,16 +238,17 @@ export class Reducer {
   }
 
   /**
-   * A joined rank's stand-in for one backward of the ranks still training: it reduces zeros through
-   * every bucket in order, so the collectives of the active ranks find a partner (join()).
+   * A joined rank's stand-in for one backward of the ranks still training: it reduces zeros
+   * through every bucket in order, as the same collectives the training ranks call, so that
+   * theirs find a partner (join()).
    */
   shadowBackward(): void {
     this.resetIteration();
     for (const bucket of this.buckets) {
       noGrad(() => bucket.buffer.zero_());
-      this.futures[bucket.index] = this.reduce(bucket);
+      this.completions[bucket.index] = this.reduce(bucket, this.flat ? [bucket.buffer] : bucket.params.map((_, slot) => bucket.gradView(slot)));
     }
-    for (const bucket of this.buckets) this.futures[bucket.index]!.wait();
+    for (const complete of this.completions) complete!();
     this.resetIteration();
   }
 }

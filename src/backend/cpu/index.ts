@@ -7,6 +7,7 @@ import { packLayout } from "./layout.js";
 import type { NativeAddon, NativeKernels } from "./native.js";
 import { BINARY, REDUCE, UNARY, UNARY_GRAD } from "./opcodes.js";
 import { defaultNumThreads, parseThreadCount } from "./threads.js";
+import { setFreshMemoryReporter } from "../../tensor/storage.js";
 
 export type { NativeAddon, NativeKernels } from "./native.js";
 export { defaultNumThreads } from "./threads.js";
@@ -34,6 +35,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
   const native: NativeKernels = addon;
   applyIsaFromEnv(native);
   native.setNumThreads(defaultNumThreads());
+  setFreshMemoryReporter((bytes) => native.adjustExternalMemory(bytes));
 
   return {
     name: "cpu",

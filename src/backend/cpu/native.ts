@@ -11,6 +11,8 @@ export type FloatArray = Float32Array | Float64Array;
 export interface NativeKernels {
   setNumThreads(n: number): void;
   getNumThreads(): number;
+  /** Reports memory V8 does not see (napi_adjust_external_memory); see setFreshMemoryReporter. */
+  adjustExternalMemory(bytes: number): void;
   /** Selects "portable", "avx2", "avx512" or "auto"; false (and no change) if the CPU can't run it. */
   setIsa(name: string): boolean;
   getIsa(): string;
