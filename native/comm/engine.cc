@@ -94,17 +94,22 @@ void StreamCopy(uint8_t* dst, const uint8_t* src, size_t n) {
 #endif
 }
 
-// Calls fn(dst, local, n, done) for the bytes [offset, offset + n) of t's payload, once per
-// buffer they lie in (once for a contiguous message); `done` counts the bytes already visited.
-template <typename F>
-void ForEachRange(const Transfer& t, size_t offset, size_t n, F&& fn) {
-  if (t.segs == nullptr) return fn(t.buf + offset, t.local + offset, n, size_t(0));
+// Index of the segment that holds payload byte `offset` (segments are never empty).
+size_t SegmentAt(const Transfer& t, size_t offset) {
   size_t lo = 0, hi = t.nsegs;
   while (hi - lo > 1) {
     size_t mid = (lo + hi) / 2;
     (t.segs[mid].start <= offset ? lo : hi) = mid;
   }
-  for (size_t i = lo, done = 0; done < n && i < t.nsegs; i++) {
+  return lo;
+}
+
+// Calls fn(dst, local, n, done) for the bytes [offset, offset + n) of t's payload, once per
+// buffer they lie in (once for a contiguous message); `done` counts the bytes already visited.
+template <typename F>
+void ForEachRange(const Transfer& t, size_t offset, size_t n, F&& fn) {
+  if (t.segs == nullptr) return fn(t.buf + offset, t.local + offset, n, size_t(0));
+  for (size_t i = SegmentAt(t, offset), done = 0; done < n && i < t.nsegs; i++) {
     const Segment& s = t.segs[i];
     size_t at = offset + done - s.start;
     size_t k = std::min(s.bytes - at, n - done);
@@ -113,14 +118,15 @@ void ForEachRange(const Transfer& t, size_t offset, size_t n, F&& fn) {
   }
 }
 
-// The longest run of payload bytes from `offset` that lies in one buffer.
+// Where payload byte `offset` lies, and how many bytes from there lie in the same buffer.
 uint8_t* ContiguousAt(const Transfer& t, size_t offset, size_t* run) {
-  uint8_t* at = nullptr;
-  *run = 0;
-  ForEachRange(t, offset, t.bytes - offset, [&](uint8_t* dst, const uint8_t*, size_t k, size_t done) {
-    if (done == 0) at = dst, *run = k;
-  });
-  return at;
+  if (t.segs == nullptr) {
+    *run = t.bytes - offset;
+    return t.buf + offset;
+  }
+  const Segment& s = t.segs[SegmentAt(t, offset)];
+  *run = s.start + s.bytes - offset;
+  return s.ptr + (offset - s.start);
 }
 
 void Consume(Comm* c, Transfer& t, const uint8_t* src, size_t offset, size_t n) {
