@@ -74,12 +74,15 @@ function checkDisjoint(ts: readonly Resolved[], where: string): void {
     byBuffer.set(t.ref.data.buffer, list);
   });
   for (const list of byBuffer.values()) {
-    list.sort((a, b) => a.start - b.start);
-    for (let k = 1; k < list.length; k++) {
-      const [a, b] = [list[k - 1]!, list[k]!];
-      if (b.start < a.end && b.end > b.start && a.end > a.start) {
-        throw new Error(`${where}: tensors[${Math.min(a.i, b.i)}] and tensors[${Math.max(a.i, b.i)}] share memory; each tensor must be reduced once`);
+    // Sorted by start, each non-empty range must begin after the furthest end seen so far.
+    const ranges = list.filter((r) => r.end > r.start).sort((a, b) => a.start - b.start);
+    let furthest = ranges[0];
+    for (const b of ranges.slice(1)) {
+      if (b.start < furthest!.end) {
+        const [x, y] = [Math.min(furthest!.i, b.i), Math.max(furthest!.i, b.i)];
+        throw new Error(`${where}: tensors[${x}] and tensors[${y}] share memory; each tensor must be reduced once`);
       }
+      if (b.end > furthest!.end) furthest = b;
     }
   }
 }

@@ -78,7 +78,7 @@ export function totalBytes(pieces: readonly Piece[]): number {
 /** Cuts a span into `parts` blocks of whole elements, split where splitPiece would split one piece. */
 export function splitSpan(whole: Span, parts: number, elemBytes: number): Span[] {
   if (whole.length === 1) return splitPiece(whole[0]!, parts, elemBytes).map((p) => [p]);
-  const n = totalBytes(whole as Piece[]) / elemBytes;
+  const n = totalBytes(whole) / elemBytes;
   const out: Span[] = [];
   let seg = 0;
   let within = 0;

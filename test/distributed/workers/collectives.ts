@@ -138,6 +138,9 @@ for (const algorithm of ALGOS) {
   const buf = makeArray("float32", [1, 2, 3, 4]);
   const overlapping = [new Float32Array(buf.buffer, 0, 3), new Float32Array(buf.buffer, 8, 2)];
   expectError("allReduceCoalesced of overlapping tensors", () => dist.allReduceCoalesced(overlapping), /tensors\[0\] and tensors\[1\] share memory/);
+  // An empty tensor sorted between two that overlap must not hide the overlap.
+  const hidden = [new Float32Array(buf.buffer, 0, 4), new Float32Array(buf.buffer, 4, 0), new Float32Array(buf.buffer, 8, 1)];
+  expectError("allReduceCoalesced of overlapping tensors around an empty one", () => dist.allReduceCoalesced(hidden), /tensors\[0\] and tensors\[2\] share memory/);
   expectError("allReduceCoalesced of mixed dtypes", () => dist.allReduceCoalesced([makeArray("float32", [1]), makeArray("float64", [1])]), /tensors\[1\] has dtype float64, but tensors\[0\] has dtype float32/);
   expectError("allReduceCoalesced of nothing", () => dist.allReduceCoalesced([]), /non-empty array/);
   expectError("a divisor without AVG", () => dist.allReduce(makeArray("float32", [1]), { divisor: 2 }), /divisor option goes with op dist.ReduceOp.AVG/);
