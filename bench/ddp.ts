@@ -1,15 +1,15 @@
 // node --import tsx bench/ddp.ts
 // DDP throughput: the MLP 784-1024-1024-10 with Adam, batch 64 per rank, on 2 ranks of one thread
-// each. ringtorch trains it with DistributedDataParallel, without any synchronisation, and with
-// only a barrier per step, in turns inside one job (bench/workers/ddp_mlp.ts), so that the three
-// see the same machine. PyTorch 1.13's DDP over gloo and its unsynchronised run
+// each. ringtorch trains it with DistributedDataParallel, without any synchronisation, with only a
+// barrier per step, and with one blocking all-reduce of the gradients after backward (no overlap),
+// in turns inside one job (bench/workers/ddp_mlp.ts), so that all four see the same machine. PyTorch 1.13's DDP over gloo and its unsynchronised run
 // (../shared/peers/torch/ddp.py) are measured in the same run. Total samples/s; higher is better.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { median, printTable } from "./table.js";
 
 interface Result {
-  runs: { ddp: number[]; noddp: number[]; barrier: number[] };
+  runs: { ddp: number[]; noddp: number[]; barrier: number[]; serial: number[] };
   rssMb: number;
 }
 
@@ -32,7 +32,7 @@ function torch(mode: "ddp" | "noddp"): number | null {
 const rt = ringtorch();
 const ptDdp = torch("ddp");
 const ptNo = torch("noddp");
-const [ddp, noddp, barrier] = [median(rt.runs.ddp), median(rt.runs.noddp), median(rt.runs.barrier)];
+const [ddp, noddp, barrier, serial] = [median(rt.runs.ddp), median(rt.runs.noddp), median(rt.runs.barrier), median(rt.runs.serial)];
 const vsPt = (v: number) => (ptDdp ? v / ptDdp : NaN);
 console.log(`MLP 784-1024-1024-10, Adam, batch 64 per rank, 2 ranks × 1 thread: total samples/s (ringtorch: median of ${rt.runs.ddp.length} turns each)`);
 printTable(
@@ -41,6 +41,7 @@ printTable(
     ["ringtorch DDP", ddp, vsPt(ddp), 1 - ddp / noddp],
     ["ringtorch, no sync", noddp, vsPt(noddp), ""],
     ["ringtorch, barrier per step", barrier, vsPt(barrier), 1 - barrier / noddp],
+    ["ringtorch, all-reduce after backward", serial, vsPt(serial), 1 - serial / noddp],
     ["PyTorch DDP (gloo)", ptDdp ?? NaN, 1, ptDdp && ptNo ? 1 - ptDdp / ptNo : NaN],
     ["PyTorch, no sync", ptNo ?? NaN, ptDdp && ptNo ? ptNo / ptDdp : NaN, ""],
   ],

@@ -4,6 +4,9 @@
 //   noddp    the same model with no synchronisation at all (each rank runs at its own pace);
 //   barrier  no gradient sync, but a barrier after every step: the cost of keeping ranks in
 //            step on this machine, which any synchronous data parallelism pays.
+//   serial   no DDP: one blocking all-reduce of every gradient after backward, then the step.
+//            Nothing overlaps, so its cost is the floor above plus the all-reduce's own time;
+//            DDP's overlap can beat it only where a core is free while backward runs.
 // The configurations take turns in blocks of STEPS steps, ROUNDS times, so that a noisy machine
 // (other tenants, a busy host) slows each of them alike instead of whichever ran in a bad minute.
 import * as rt from "../../src/index.js";
@@ -12,7 +15,7 @@ const { nn, optim, dist } = rt;
 const STEPS = Number(process.env.STEPS ?? 50);
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const B = 64;
-const MODES = ["ddp", "noddp", "barrier"] as const;
+const MODES = ["ddp", "noddp", "barrier", "serial"] as const;
 type Mode = (typeof MODES)[number];
 
 await dist.initProcessGroup();
@@ -28,6 +31,7 @@ function trainer(mode: Mode): () => void {
   return () => {
     opt.zeroGrad(true);
     rt.crossEntropy(model.call(x) as rt.Tensor, y).backward();
+    if (mode === "serial") dist.allReduceCoalesced(model.parameters().map((p) => p.grad!), { op: "avg" });
     opt.step();
     if (mode === "barrier") dist.barrier();
   };
@@ -35,7 +39,7 @@ function trainer(mode: Mode): () => void {
 
 const steps = Object.fromEntries(MODES.map((m) => [m, trainer(m)])) as Record<Mode, () => void>;
 for (const m of MODES) for (let i = 0; i < 20; i++) steps[m]();
-const runs: Record<Mode, number[]> = { ddp: [], noddp: [], barrier: [] };
+const runs: Record<Mode, number[]> = { ddp: [], noddp: [], barrier: [], serial: [] };
 for (let r = 0; r < ROUNDS; r++) {
   for (const m of MODES) {
     dist.barrier();
