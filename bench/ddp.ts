@@ -1,16 +1,18 @@
 // node --import tsx bench/ddp.ts
 // DDP throughput: the MLP 784-1024-1024-10 with Adam, batch 64 per rank, on 2 ranks of one thread
-// each. ringtorch trains it with DistributedDataParallel, without any synchronisation, with only a
-// barrier per step, and with one blocking all-reduce of the gradients after backward (no overlap),
-// in turns inside one job (bench/workers/ddp_mlp.ts), so that all four see the same machine. PyTorch 1.13's DDP over gloo and its unsynchronised run
+// each. ringtorch trains it with DistributedDataParallel (as configured by default, and with its
+// reduction forced to overlap backward), without any synchronisation, with only a barrier per
+// step, and with one blocking all-reduce of the gradients after backward and no DDP, in turns
+// inside one job (bench/workers/ddp_mlp.ts), so that all five see the same machine. PyTorch 1.13's DDP over gloo and its unsynchronised run
 // (../shared/peers/torch/ddp.py) are measured in the same run. Total samples/s; higher is better.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { median, printTable } from "./table.js";
 
 interface Result {
-  runs: { ddp: number[]; noddp: number[]; barrier: number[]; serial: number[] };
+  runs: { ddp: number[]; overlap: number[]; noddp: number[]; barrier: number[]; serial: number[] };
   rssMb: number;
+  autoOverlaps: boolean;
 }
 
 function ringtorch(): Result {
@@ -32,13 +34,15 @@ function torch(mode: "ddp" | "noddp"): number | null {
 const rt = ringtorch();
 const ptDdp = torch("ddp");
 const ptNo = torch("noddp");
-const [ddp, noddp, barrier, serial] = [median(rt.runs.ddp), median(rt.runs.noddp), median(rt.runs.barrier), median(rt.runs.serial)];
+const [ddp, overlap, noddp, barrier, serial] = [rt.runs.ddp, rt.runs.overlap, rt.runs.noddp, rt.runs.barrier, rt.runs.serial].map(median);
+const auto = rt.autoOverlaps ? "overlapped" : "reduced after backward";
 const vsPt = (v: number) => (ptDdp ? v / ptDdp : NaN);
 console.log(`MLP 784-1024-1024-10, Adam, batch 64 per rank, 2 ranks × 1 thread: total samples/s (ringtorch: median of ${rt.runs.ddp.length} turns each)`);
 printTable(
   ["configuration", "samples/s", "vs PyTorch DDP", "cost vs no sync"],
   [
-    ["ringtorch DDP", ddp, vsPt(ddp), 1 - ddp / noddp],
+    [`ringtorch DDP (auto: ${auto})`, ddp, vsPt(ddp), 1 - ddp / noddp],
+    ["ringtorch DDP, overlapped", overlap, vsPt(overlap), 1 - overlap / noddp],
     ["ringtorch, no sync", noddp, vsPt(noddp), ""],
     ["ringtorch, barrier per step", barrier, vsPt(barrier), 1 - barrier / noddp],
     ["ringtorch, all-reduce after backward", serial, vsPt(serial), 1 - serial / noddp],

@@ -17,6 +17,8 @@ export interface DdpComm {
    * element the sum over ranks divided by `divisor`, progressing without the main thread.
    */
   allReduceAverageAsync(tensors: readonly Tensor[], divisor: number): CommWork;
+  /** The same reduction, done before returning (on the calling thread where the group allows). */
+  allReduceAverage(tensors: readonly Tensor[], divisor: number): void;
   /** In-place broadcast from `src`, blocking. */
   broadcast(buffer: Tensor, src: number): void;
   /** Every rank's integer, in rank order, blocking. */

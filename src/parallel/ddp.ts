@@ -5,6 +5,7 @@ import type { Tensor } from "../tensor/tensor.js";
 import type { DdpComm } from "./comm.js";
 import type { ProcessGroup } from "../distributed/process_group.js";
 import { commFor } from "./process_group_comm.js";
+import { overlapPays } from "./overlap_policy.js";
 import { Reducer, type CommHook, type LaunchRecord } from "./reducer.js";
 
 export interface DistributedDataParallelOptions {
@@ -18,6 +19,14 @@ export interface DistributedDataParallelOptions {
   gradientAsBucketView?: boolean;
   /** Accepted for PyTorch compatibility; the graph is re-examined every iteration either way. */
   staticGraph?: boolean;
+  /**
+   * true: each bucket's all-reduce starts on the comm thread as soon as the bucket fills, and
+   * overlaps the rest of backward. false: one all-reduce of every bucket, on the training thread,
+   * when backward ends. "auto" (default): false only when every rank is on this host and every
+   * core already runs a rank's compute threads, where a comm thread can only take a core from
+   * compute (overlapPays). A communication hook always overlaps.
+   */
+  overlapReduction?: boolean | "auto";
   /** The group to synchronise over (default: the default process group). */
   processGroup?: ProcessGroup;
   /** Replaces the process group entirely (tests use it to observe DDP's communication). */
@@ -27,8 +36,8 @@ export interface DistributedDataParallelOptions {
 /**
  * Data parallelism across processes (torch.nn.parallel.DistributedDataParallel). Each rank holds a
  * replica of `module`; construction copies rank 0's parameters and buffers to every rank, and
- * every backward averages the gradients across ranks while it runs, so that every replica takes
- * the same optimizer step. Parameter names gain the `module.` prefix, as in PyTorch.
+ * every backward averages the gradients across ranks (while it runs, where a core is free for
+ * that: `overlapReduction`), so that every replica takes the same optimizer step. Parameter names gain the `module.` prefix, as in PyTorch.
  */
 export class DistributedDataParallel<M extends Module = Module> extends Module {
   readonly module: M;
@@ -57,6 +66,7 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
         bucketCapMb,
         findUnusedParameters: options.findUnusedParameters ?? false,
         gradientAsBucketView: options.gradientAsBucketView ?? false,
+        overlap: resolveOverlap(options.overlapReduction),
       },
     );
   }
@@ -196,4 +206,10 @@ class JoinState {
   authoritativeRank(): number {
     return this.lastActive.length > 0 ? this.lastActive[this.lastActive.length - 1] : this.comm.worldSize - 1;
   }
+}
+
+function resolveOverlap(value: boolean | "auto" | undefined): boolean {
+  if (value === undefined || value === "auto") return overlapPays();
+  if (typeof value !== "boolean") throw new TypeError(`DistributedDataParallel: overlapReduction must be true, false or "auto", got ${JSON.stringify(value)}`);
+  return value;
 }

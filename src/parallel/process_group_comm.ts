@@ -21,6 +21,9 @@ export function commFor(group?: ProcessGroup): DdpComm {
     allReduceAverageAsync(tensors: readonly Tensor[], divisor: number): CommWork {
       return allReduceCoalesced(tensors, { ...opts, op: "avg", divisor, async: true });
     },
+    allReduceAverage(tensors: readonly Tensor[], divisor: number): void {
+      allReduceCoalesced(tensors, { ...opts, op: "avg", divisor });
+    },
     broadcast(buffer: Tensor, src: number): void {
       broadcast(buffer, src, opts);
     },

@@ -39,6 +39,12 @@ export interface ReducerOptions {
   bucketCapMb: number;
   findUnusedParameters: boolean;
   gradientAsBucketView: boolean;
+  /**
+   * Reduce each bucket on the comm thread as it fills, while backward goes on; false: one
+   * all-reduce of every bucket on the training thread when backward ends (see overlapPays).
+   * A communication hook always reduces bucket by bucket, overlapped.
+   */
+  overlap: boolean;
 }
 
 /** When each bucket's reduction started, counted in parameter gradients that were ready then. */
@@ -53,6 +59,9 @@ export interface LaunchRecord {
  * gradient ready; when a bucket is complete, its all-reduce starts at once, in bucket order on
  * every rank, while backward goes on. When backward ends (an engine callback), the reducer waits
  * for the remaining reductions.
+ *
+ * Where overlap cannot pay (no core free for the comm thread, DDP's `overlapReduction`), the
+ * buckets are instead reduced together, on the training thread, once backward ends.
  *
  * By default a bucket is reduced where its gradients lie: one coalesced all-reduce over the
  * parameters' `.grad` tensors, averaging in its last reduction step, so the main thread copies
@@ -106,6 +115,11 @@ export class Reducer {
     this.launches = [];
   }
 
+  /** Whether bucket reductions wait for the end of backward and run there as one. */
+  private get deferred(): boolean {
+    return !this.options.overlap && this.hook === null;
+  }
+
   /** Whether buckets go through their flat buffers rather than being reduced in the gradients. */
   private get flat(): boolean {
     return this.hook !== null || this.options.gradientAsBucketView;
@@ -127,7 +141,7 @@ export class Reducer {
     this.ready[i] = 1;
     this.readyCount++;
     const { bucket } = this.locate[i];
-    if (--bucket.pending === 0) this.launchReadyBuckets();
+    if (--bucket.pending === 0 && !this.deferred) this.launchReadyBuckets();
   }
 
   /** Hands parameter i's gradient (zeros if it has none) to its bucket's reduction. */
@@ -164,11 +178,22 @@ export class Reducer {
     return true;
   }
 
+  /** The tensors a bucket's reduction covers: its flat buffer, or its gradients where they lie. */
+  private reducedTensors(bucket: Bucket): Tensor[] {
+    return this.flat ? [bucket.buffer] : bucket.paramIndices.map((i) => this.grads[i]!);
+  }
+
+  /** Every bucket at once, on this thread: one coalesced all-reduce, in bucket order. */
+  private reduceAllNow(): void {
+    for (const bucket of this.buckets) this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
+    this.comm.allReduceAverage(this.buckets.flatMap((b) => this.reducedTensors(b)), this.divisor);
+  }
+
   private launchReadyBuckets(): void {
     while (this.nextToLaunch < this.buckets.length && this.buckets[this.nextToLaunch].pending === 0) {
       const bucket = this.buckets[this.nextToLaunch++];
       this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
-      this.completions[bucket.index] = this.reduce(bucket, this.flat ? [bucket.buffer] : bucket.paramIndices.map((i) => this.grads[i]!));
+      this.completions[bucket.index] = this.reduce(bucket, this.reducedTensors(bucket));
     }
   }
 
@@ -217,8 +242,11 @@ export class Reducer {
         this.ready[i] = 1;
         this.locate[i].bucket.pending--;
       }
-      this.launchReadyBuckets();
-      for (const complete of this.completions) complete!();
+      if (this.deferred) this.reduceAllNow();
+      else {
+        this.launchReadyBuckets();
+        for (const complete of this.completions) complete!();
+      }
       if (this.flat) this.writeBack();
     } finally {
       this.resetIteration();
@@ -239,16 +267,20 @@ export class Reducer {
 
   /**
    * A joined rank's stand-in for one backward of the ranks still training: it reduces zeros
-   * through every bucket in order, as the same collectives the training ranks call, so that
-   * theirs find a partner (join()).
+   * through every bucket in order, as the same collectives the training ranks call (one per
+   * bucket, or one for all when deferred), so that theirs find a partner (join()).
    */
   shadowBackward(): void {
     this.resetIteration();
-    for (const bucket of this.buckets) {
+    const zeros = (bucket: Bucket) => {
       noGrad(() => bucket.buffer.zero_());
-      this.completions[bucket.index] = this.reduce(bucket, this.flat ? [bucket.buffer] : bucket.params.map((_, slot) => bucket.gradView(slot)));
+      return this.flat ? [bucket.buffer] : bucket.params.map((_, slot) => bucket.gradView(slot));
+    };
+    if (this.deferred) this.comm.allReduceAverage(this.buckets.flatMap(zeros), this.divisor);
+    else {
+      for (const bucket of this.buckets) this.completions[bucket.index] = this.reduce(bucket, zeros(bucket));
+      for (const complete of this.completions) complete!();
     }
-    for (const complete of this.completions) complete!();
     this.resetIteration();
   }
 }

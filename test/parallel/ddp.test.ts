@@ -17,7 +17,7 @@ for (const world of [2, 3, 4]) {
     for (const r of results) assert.equal(r.code, 0, explain(results));
     const outcomes = results.map((r) => r.result as Outcome);
     assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
-    assert.equal(outcomes[0].checks.length, 12, `checks run: ${outcomes[0].checks.join(", ")}`);
+    assert.equal(outcomes[0].checks.length, 14, `checks run: ${outcomes[0].checks.join(", ")}`);
     // Overlap: with many buckets, the first all-reduce started while most gradients were still to come.
     const { readyParams, totalParams, launches } = outcomes[0].overlap;
     assert.ok(launches > 2, `expected several buckets, got ${launches}`);

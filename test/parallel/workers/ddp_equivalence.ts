@@ -132,7 +132,8 @@ function scenario(name: string, s: Scenario): rt.DistributedDataParallel {
 }
 
 scenario("mlp", { build: mlp });
-const many = scenario("mlp, tiny buckets", { build: mlp, ddp: { bucketCapMb: 0.0002 } });
+const many = scenario("mlp, tiny buckets overlapped", { build: mlp, ddp: { bucketCapMb: 0.0002, overlapReduction: true } });
+scenario("mlp, tiny buckets reduced after backward", { build: mlp, ddp: { bucketCapMb: 0.0002, overlapReduction: false } });
 overlap = { ...many.launchRecords[0], launches: many.launchRecords.length };
 scenario("mlp, gradient as bucket view", { build: mlp, ddp: { bucketCapMb: 0.001, gradientAsBucketView: true } });
 scenario("mlp, noSync accumulation of 3 micro-batches", { build: mlp, accumulate: 3 });
@@ -163,9 +164,9 @@ scenario("unused parameters reduced as zeros", { build: withUnused, ddp: { findU
 // Uneven inputs: rank r has 3 + r batches. join() must not hang, and every rank must end with the
 // parameters of a one-process run that, at each step, sums the losses of the ranks still training
 // and divides by the initial world size (divideByInitialWorldSize).
-{
+for (const overlapReduction of [true, false]) {
   const ref = mlp();
-  const ddp = new rt.DDP(mlp(), { bucketCapMb: 0.0006 });
+  const ddp = new rt.DDP(mlp(), { bucketCapMb: 0.0006, overlapReduction });
   const refOpt = new optim.SGD(ref.parameters(), { lr: 0.1, momentum: 0.9 });
   const opt = new optim.SGD(ddp.parameters(), { lr: 0.1, momentum: 0.9 });
   const batches = (r: number) => 3 + r;
@@ -185,7 +186,7 @@ scenario("unused parameters reduced as zeros", { build: withUnused, ddp: { findU
       opt.zeroGrad();
     }
   });
-  compare("join with uneven inputs", ddp.module, ref, 1e-5);
+  compare(`join with uneven inputs${overlapReduction ? ", overlapped" : ", reduced after backward"}`, ddp.module, ref, 1e-5);
 }
 
 dist.destroyProcessGroup();
