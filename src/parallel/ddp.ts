@@ -37,7 +37,8 @@ export interface DistributedDataParallelOptions {
  * Data parallelism across processes (torch.nn.parallel.DistributedDataParallel). Each rank holds a
  * replica of `module`; construction copies rank 0's parameters and buffers to every rank, and
  * every backward averages the gradients across ranks (while it runs, where a core is free for
- * that: `overlapReduction`), so that every replica takes the same optimizer step. Parameter names gain the `module.` prefix, as in PyTorch.
+ * that: `overlapReduction`), so that every replica takes the same optimizer step. Parameter names
+ * gain the `module.` prefix, as in PyTorch.
  */
 export class DistributedDataParallel<M extends Module = Module> extends Module {
   readonly module: M;

@@ -185,14 +185,18 @@ export class Reducer {
 
   /** Every bucket at once, on this thread: one coalesced all-reduce, in bucket order. */
   private reduceAllNow(): void {
-    for (const bucket of this.buckets) this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
+    for (const bucket of this.buckets) this.recordLaunch(bucket);
     this.comm.allReduceAverage(this.buckets.flatMap((b) => this.reducedTensors(b)), this.divisor);
+  }
+
+  private recordLaunch(bucket: Bucket): void {
+    this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
   }
 
   private launchReadyBuckets(): void {
     while (this.nextToLaunch < this.buckets.length && this.buckets[this.nextToLaunch].pending === 0) {
       const bucket = this.buckets[this.nextToLaunch++];
-      this.launches.push({ bucket: bucket.index, readyParams: this.readyCount, totalParams: this.params.length });
+      this.recordLaunch(bucket);
       this.completions[bucket.index] = this.reduce(bucket, this.reducedTensors(bucket));
     }
   }
@@ -272,13 +276,13 @@ export class Reducer {
    */
   shadowBackward(): void {
     this.resetIteration();
-    const zeros = (bucket: Bucket) => {
+    const zeroed = (bucket: Bucket) => {
       noGrad(() => bucket.buffer.zero_());
       return this.flat ? [bucket.buffer] : bucket.params.map((_, slot) => bucket.gradView(slot));
     };
-    if (this.deferred) this.comm.allReduceAverage(this.buckets.flatMap(zeros), this.divisor);
+    if (this.deferred) this.comm.allReduceAverage(this.buckets.flatMap(zeroed), this.divisor);
     else {
-      for (const bucket of this.buckets) this.completions[bucket.index] = this.reduce(bucket, zeros(bucket));
+      for (const bucket of this.buckets) this.completions[bucket.index] = this.reduce(bucket, zeroed(bucket));
       for (const complete of this.completions) complete!();
     }
     this.resetIteration();
