@@ -347,6 +347,29 @@ Napi::Value SockTransfer(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), st == kOk ? "" : err);
 }
 
+// (fds: Int32Array, ready: Uint8Array, timeoutMs) -> how many are ready, or an error string.
+Napi::Value SockPoll(const Napi::CallbackInfo& info) {
+  uint8_t *fds, *ready;
+  size_t fl, rl;
+  if (!Bytes(info.Env(), info[0], &fds, &fl) || !Bytes(info.Env(), info[1], &ready, &rl)) return Fail(info.Env(), "expected typed arrays");
+  size_t n = fl / 4;
+  if (rl < n) return Fail(info.Env(), "sockPoll: the ready array is shorter than the fd list");
+  std::string err;
+  int rc = PollReadable(reinterpret_cast<const int32_t*>(fds), n, int(Num(info, 2)), ready, err);
+  if (rc < 0) return Napi::String::New(info.Env(), err);
+  return Napi::Number::New(info.Env(), rc);
+}
+
+// (fd, Uint8Array, byteOffset) -> bytes read into data[byteOffset..], 0 if none yet, -1 if closed.
+Napi::Value SockReadSome(const Napi::CallbackInfo& info) {
+  uint8_t* data;
+  size_t len;
+  if (!Bytes(info.Env(), info[1], &data, &len)) return Fail(info.Env(), "expected a typed array");
+  size_t off = size_t(Num(info, 2));
+  if (off > len) return Fail(info.Env(), "sockReadSome: offset past the end of the buffer");
+  return Napi::Number::New(info.Env(), double(ReadAvailable(int(Num(info, 0)), data + off, len - off)));
+}
+
 Napi::Value CloseFd(const Napi::CallbackInfo& info) {
   int fd = int(Num(info, 0));
   if (fd >= 0) close(fd);
@@ -399,7 +422,7 @@ Napi::Value DivideByJs(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void RegisterComm(Napi::Env env, Napi::Object exports) {
-  exports.Set("commVersion", Napi::Number::New(env, 3));
+  exports.Set("commVersion", Napi::Number::New(env, 4));
   Napi::Object comm = Napi::Object::New(env);
   comm.Set("create", Napi::Function::New(env, CommCreate));
   comm.Set("createSegment", Napi::Function::New(env, CommCreateSegment));
@@ -415,6 +438,8 @@ void RegisterComm(Napi::Env env, Napi::Object exports) {
   comm.Set("tcpAccept", Napi::Function::New(env, TcpAccept));
   comm.Set("tcpConnect", Napi::Function::New(env, TcpConnect));
   comm.Set("sockTransfer", Napi::Function::New(env, SockTransfer));
+  comm.Set("sockPoll", Napi::Function::New(env, SockPoll));
+  comm.Set("sockReadSome", Napi::Function::New(env, SockReadSome));
   comm.Set("closeFd", Napi::Function::New(env, CloseFd));
   comm.Set("reduceInto", Napi::Function::New(env, ReduceInto));
   comm.Set("addressOf", Napi::Function::New(env, AddressOf));

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "comm/comm.h"
 
@@ -158,6 +159,38 @@ int TransferExact(int fd, uint8_t* buf, size_t n, bool writing, int timeout_ms, 
     poll(&pfd, 1, int(left / 1000) + 1);
   }
   return kOk;
+}
+
+// Waits until one of `fds` can be read (data, hang-up or error: ready[i] = 1) or `timeout_ms`
+// passes. Lets the transport set-up handshake many half-open connections at once, so that a
+// silent one holds up nobody but itself. Returns how many are ready, or -1 (err set).
+int PollReadable(const int32_t* fds, size_t n, int timeout_ms, uint8_t* ready, std::string& err) {
+  std::vector<pollfd> pfds(n);
+  for (size_t i = 0; i < n; i++) pfds[i] = pollfd{fds[i], POLLIN, 0};
+  int rc = poll(pfds.data(), pfds.size(), timeout_ms);
+  if (rc < 0 && errno != EINTR) {
+    err = std::string("poll() failed: ") + strerror(errno);
+    return -1;
+  }
+  int count = 0;
+  for (size_t i = 0; i < n; i++) {
+    ready[i] = rc > 0 && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) ? 1 : 0;
+    count += ready[i];
+  }
+  return count;
+}
+
+// Reads what has arrived on a non-blocking socket without waiting: the bytes read, 0 when
+// nothing is there yet, -1 when the peer closed the connection or it failed.
+long ReadAvailable(int fd, uint8_t* buf, size_t n) {
+  if (n == 0) return 0;
+  for (;;) {
+    ssize_t r = recv(fd, buf, n, 0);
+    if (r > 0) return long(r);
+    if (r == 0) return -1;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  }
 }
 
 }  // namespace rtcomm

@@ -27,6 +27,10 @@ export interface CommNative {
   tcpAccept(fd: number, timeoutMs: number): number | string;
   tcpConnect(host: string, port: number, timeoutMs: number): number | string;
   sockTransfer(fd: number, data: Uint8Array, writing: boolean, timeoutMs: number): string;
+  /** Marks in `ready` which of `fds` can be read (or hung up); returns how many, or an error. */
+  sockPoll(fds: Int32Array, ready: Uint8Array, timeoutMs: number): number | string;
+  /** Reads what has arrived into data[byteOffset..] without waiting: bytes read, 0 if none, -1 if closed. */
+  sockReadSome(fd: number, data: Uint8Array, byteOffset: number): number;
   closeFd(fd: number): void;
   reduceInto(dtype: number, op: number, dst: TypedArray, dstByteOff: number, a: TypedArray, aByteOff: number, b: TypedArray, bByteOff: number, count: number): void;
   bf16ToF32(src: Uint16Array, srcIndex: number, dst: Float32Array, dstIndex: number, count: number): void;
@@ -51,7 +55,7 @@ export const enum TransferStatus {
 let cached: CommNative | null | undefined;
 
 /** The layout of run()'s descriptors this code writes; an addon built from older sources reads them wrong. */
-const COMM_VERSION = 3;
+const COMM_VERSION = 4;
 
 function addonPath(): string {
   // src/distributed/native.ts and dist/distributed/native.js both sit two levels below the root.

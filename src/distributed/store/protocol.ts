@@ -2,8 +2,17 @@
  * The TCP store's wire format. Every message is a frame: a little-endian u32 payload length, then
  * the payload. A request payload is `[u8 command][u32 request id][arguments]`; a response payload
  * is `[u8 status][u32 request id][body]`. Byte strings are `[u32 length][bytes]`.
- * The first request on a connection must be HELLO carrying the job token; the server answers
- * nothing else until it has checked it.
+ *
+ * A connection starts with the login, a mutual proof of the job token that never sends it
+ * (proof.ts computes the proofs):
+ *   client → server: HELLO   [bytes nonce C]                  (16 random bytes)
+ *   server → client: Ok      [bytes nonce S][bytes proof S]   HMAC(token, SERVER_PROOF, C, S)
+ *   client → server: PROVE   [bytes proof C]                  HMAC(token, CLIENT_PROOF, C, S)
+ *   server → client: Ok
+ * The client checks the server's proof before it sends anything that depends on the token: a
+ * process squatting on the store's port learns nothing but a random nonce, and the client stops
+ * (StoreAuthError). The server answers nothing but HELLO until the client's proof checks out,
+ * and drops a connection that deviates without a word.
  */
 export const enum Command {
   Hello = 1,
@@ -17,16 +26,21 @@ export const enum Command {
   NumKeys = 9,
   /** SET without an answer: for frequent, fire-and-forget progress marks. */
   SetQuiet = 10,
+  /** The client's half of the login (see above). */
+  Prove = 11,
 }
+
+/** Role labels of the login's proofs: a server's proof never passes as a client's. */
+export const SERVER_PROOF = "ringtorch store login: server";
+export const CLIENT_PROOF = "ringtorch store login: client";
 
 export const enum Status {
   Ok = 0,
   Timeout = 1,
   Error = 2,
-  Unauthorized = 3,
 }
 
-/** A HELLO frame is tiny; anything larger before authentication is refused unread. */
+/** Login frames are tiny; anything larger before the login is complete is refused unread (both ways). */
 export const MAX_UNAUTHENTICATED_FRAME = 4096;
 export const MAX_FRAME = 1 << 30;
 

@@ -9,7 +9,11 @@ import {
   MAX_UNAUTHENTICATED_FRAME,
   Status,
 } from "./protocol.js";
-import { checkTokenGiven, tokensEqual } from "./token.js";
+import { checkOptions } from "../../util/options.js";
+import { CLIENT_PROOF, SERVER_PROOF } from "./protocol.js";
+import { NONCE_BYTES, newNonce, proofMatches, tokenProof } from "./proof.js";
+import { RefusalLog } from "./refusal_log.js";
+import { checkTokenGiven } from "./token.js";
 
 export interface StoreServerOptions {
   /** The one interface to listen on; 127.0.0.1 unless told otherwise. */
@@ -17,27 +21,53 @@ export interface StoreServerOptions {
   /** 0 picks a free port (read it back from `.port`). */
   port: number;
   token: string;
-  /** Where refusals and protocol errors are reported; stderr by default. */
+  /** Where refusals and protocol errors are reported (at most 10 lines per 10 s); stderr by default. */
   log?: (message: string) => void;
-  /** A client must authenticate within this time or it is dropped. */
+  /** A client must complete the login within this time or it is dropped (10 s). */
   helloTimeoutMs?: number;
+  /** Connections still logging in at once; past it the oldest is dropped (64). */
+  maxPendingLogins?: number;
+}
+
+const OPTION_KEYS = ["host", "port", "token", "log", "helloTimeoutMs", "maxPendingLogins"];
+
+/** Past this many unsent reply bytes, a client's requests are no longer read until it reads its replies. */
+const HIGH_WATER_BYTES = 1 << 20;
+
+const enum Stage {
+  Hello,
+  Prove,
+  Ready,
 }
 
 interface Connection {
   socket: Socket;
-  authenticated: boolean;
+  peer: string;
+  stage: Stage;
+  nonces: Buffer[];
+  loginTimer: NodeJS.Timeout | null;
   cancels: Set<() => void>;
 }
 
 /**
- * The server side of TCPStore. It keeps the table in this process's memory and answers clients that
- * presented the job token in their first frame; others are refused (and the refusal logged) before
- * any request of theirs is read, so they learn neither keys nor values.
+ * The server side of TCPStore. It keeps the table in this process's memory and answers only
+ * clients that logged in with the store handshake (protocol.ts): this server proves that it
+ * holds the job token first, then the client proves it; the token itself never crosses the wire.
+ *
+ * A connection that has not logged in costs little and holds nothing up: it is dropped, without
+ * an answer, at its first malformed or unexpected frame, when its proof is wrong, or when the
+ * login takes longer than `helloTimeoutMs`; at most `maxPendingLogins` wait at once (the oldest
+ * goes first); it never keeps the process alive; refusals are logged at a bounded rate. A client
+ * that does not read its replies is not read from until it does.
  */
 export class TCPStoreServer {
   private readonly table = new KeyValueTable();
   private readonly connections = new Set<Connection>();
+  /** Connections still logging in, oldest first. */
+  private readonly loggingIn = new Set<Connection>();
+  private readonly refusals: RefusalLog;
   private closed = false;
+  private unrefed = false;
 
   private constructor(
     private readonly server: Server,
@@ -46,14 +76,22 @@ export class TCPStoreServer {
     private readonly token: string,
     private readonly log: (message: string) => void,
     private readonly helloTimeoutMs: number,
-  ) {}
+    private readonly maxPendingLogins: number,
+  ) {
+    this.refusals = new RefusalLog(log);
+  }
 
   static async listen(opts: StoreServerOptions): Promise<TCPStoreServer> {
+    checkOptions("TCPStoreServer.listen", opts, OPTION_KEYS);
     const token = checkTokenGiven(opts.token, "TCPStoreServer.listen");
     const host = opts.host ?? "127.0.0.1";
     const log = opts.log ?? ((m: string) => process.stderr.write(`ringtorch store: ${m}\n`));
     if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) {
       throw new Error(`TCPStoreServer.listen: port must be an integer in 0..65535, got ${opts.port}`);
+    }
+    const maxPending = opts.maxPendingLogins ?? 64;
+    if (!Number.isInteger(maxPending) || maxPending < 1) {
+      throw new Error(`TCPStoreServer.listen: maxPendingLogins must be a positive integer, got ${maxPending}`);
     }
     return new Promise((resolve, reject) => {
       const server = createServer();
@@ -61,85 +99,122 @@ export class TCPStoreServer {
       server.listen({ host, port: opts.port, exclusive: true }, () => {
         const address = server.address();
         const port = typeof address === "object" && address ? address.port : opts.port;
-        const store = new TCPStoreServer(server, host, port, token, log, opts.helloTimeoutMs ?? 10_000);
+        const store = new TCPStoreServer(server, host, port, token, log, opts.helloTimeoutMs ?? 10_000, maxPending);
         server.removeAllListeners("error");
-        server.on("error", (err) => log(`server error: ${err.message}`));
+        server.on("error", (err) => store.refusals.refused(`server error: ${err.message}`));
         server.on("connection", (socket) => store.accept(socket));
         resolve(store);
       });
     });
   }
 
-  /** Clients that have authenticated and are still connected. */
+  /** Clients that have logged in and are still connected. */
   get clientCount(): number {
-    let n = 0;
-    for (const c of this.connections) if (c.authenticated) n++;
-    return n;
+    return this.connections.size - this.loggingIn.size;
+  }
+
+  /** Connections open and not yet logged in. */
+  get pendingLoginCount(): number {
+    return this.loggingIn.size;
   }
 
   /** Lets the process exit while the server is still listening (for a server hosted by rank 0). */
   unref(): void {
+    this.unrefed = true;
     this.server.unref();
     for (const c of this.connections) c.socket.unref();
   }
 
+  /** Stops listening and drops every connection, logged in or not, at once. */
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
-    for (const c of this.connections) this.drop(c);
+    for (const c of [...this.connections]) this.drop(c);
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
   private accept(socket: Socket): void {
-    const conn: Connection = { socket, authenticated: false, cancels: new Set() };
-    this.connections.add(conn);
+    socket.on("error", () => {});
+    if (this.closed) {
+      socket.destroy();
+      return;
+    }
+    // Until it has logged in, a connection must never be what keeps the process running.
+    socket.unref();
     socket.setNoDelay(true);
-    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-    const helloTimer = setTimeout(() => {
-      this.log(`refused a connection from ${peer}: it sent no token within ${this.helloTimeoutMs} ms`);
-      this.drop(conn);
-    }, this.helloTimeoutMs);
-    helloTimer.unref();
-    const splitter = new FrameSplitter(() => (conn.authenticated ? MAX_FRAME : MAX_UNAUTHENTICATED_FRAME));
+    const conn: Connection = { socket, peer: `${socket.remoteAddress}:${socket.remotePort}`, stage: Stage.Hello, nonces: [], loginTimer: null, cancels: new Set() };
+    if (this.loggingIn.size >= this.maxPendingLogins) {
+      const oldest = this.loggingIn.values().next().value!;
+      this.refuse(oldest, `${this.maxPendingLogins} connections were already logging in; the oldest is dropped`);
+    }
+    this.connections.add(conn);
+    this.loggingIn.add(conn);
+    conn.loginTimer = setTimeout(() => this.refuse(conn, `it did not complete the login within ${this.helloTimeoutMs} ms`), this.helloTimeoutMs);
+    conn.loginTimer.unref();
+    const splitter = new FrameSplitter(() => (conn.stage === Stage.Ready ? MAX_FRAME : MAX_UNAUTHENTICATED_FRAME));
     socket.on("data", (chunk: Buffer) => {
       let frames: Buffer[];
       try {
         frames = splitter.push(chunk);
       } catch (err) {
-        this.log(`dropped the connection from ${peer}: ${(err as Error).message}`);
+        if (conn.stage === Stage.Ready) this.log(`dropped the connection from ${conn.peer}: ${(err as Error).message}`);
+        else this.refuse(conn, (err as Error).message);
         this.drop(conn);
         return;
       }
       for (const frame of frames) {
-        if (this.connections.has(conn)) this.handle(conn, frame, peer, helloTimer);
+        if (!this.connections.has(conn)) return;
+        if (conn.stage === Stage.Ready) this.handle(conn, frame);
+        else this.login(conn, frame);
+      }
+      if (socket.writableLength > HIGH_WATER_BYTES && !socket.isPaused()) {
+        socket.pause();
+        socket.once("drain", () => socket.resume());
       }
     });
-    socket.on("error", () => {});
-    socket.on("close", () => {
-      clearTimeout(helloTimer);
-      this.drop(conn);
-    });
+    socket.on("close", () => this.drop(conn));
   }
 
-  private handle(conn: Connection, frame: Buffer, peer: string, helloTimer: NodeJS.Timeout): void {
-    let command = 0;
-    let id = 0;
+  /** One step of the handshake; anything but the expected frame drops the connection unanswered. */
+  private login(conn: Connection, frame: Buffer): void {
+    let refusal: string;
     try {
       const r = new FrameReader(frame);
-      command = r.u8();
-      id = r.u32();
-      if (!conn.authenticated) {
-        clearTimeout(helloTimer);
-        if (command !== Command.Hello || !tokensEqual(r.bytes(), this.token)) {
-          this.log(`refused a connection from ${peer}: ${command === Command.Hello ? "wrong token" : "no token"}`);
-          conn.socket.end(new FrameWriter().u8(Status.Unauthorized).u32(id).frame());
-          this.forget(conn);
-          return;
+      const command = r.u8();
+      const id = r.u32();
+      if (conn.stage === Stage.Hello && command === Command.Hello) {
+        const nonceC = Buffer.from(r.bytes());
+        if (nonceC.length !== NONCE_BYTES) throw new Error(`its nonce has ${nonceC.length} bytes, not ${NONCE_BYTES}`);
+        const nonceS = newNonce();
+        conn.nonces = [nonceC, nonceS];
+        conn.stage = Stage.Prove;
+        this.reply(conn, Status.Ok, id, (w) => w.bytes(nonceS).bytes(tokenProof(this.token, SERVER_PROOF, nonceC, nonceS)));
+        return;
+      }
+      if (conn.stage === Stage.Prove && command === Command.Prove) {
+        if (!proofMatches(r.bytes(), tokenProof(this.token, CLIENT_PROOF, conn.nonces[0]!, conn.nonces[1]!))) {
+          throw new Error("it does not hold the job token (wrong proof)");
         }
-        conn.authenticated = true;
+        conn.stage = Stage.Ready;
+        clearTimeout(conn.loginTimer!);
+        this.loggingIn.delete(conn);
+        if (!this.unrefed) conn.socket.ref();
         this.reply(conn, Status.Ok, id);
         return;
       }
+      refusal = conn.stage === Stage.Hello ? "it did not start with the store handshake (no ringtorch client, or an older one)" : "it sent no token proof";
+    } catch (err) {
+      refusal = /malformed/.test((err as Error).message) ? "its handshake was malformed" : (err as Error).message;
+    }
+    this.refuse(conn, refusal);
+  }
+
+  private handle(conn: Connection, frame: Buffer): void {
+    let id = 0;
+    try {
+      const r = new FrameReader(frame);
+      const command = r.u8();
+      id = r.u32();
       this.dispatch(conn, command, id, r);
     } catch (err) {
       this.reply(conn, Status.Error, id, (w) => w.bytes((err as Error).message));
@@ -215,14 +290,18 @@ export class TCPStoreServer {
     conn.socket.write(w.frame());
   }
 
-  private forget(conn: Connection): void {
-    for (const cancel of conn.cancels) cancel();
-    conn.cancels.clear();
-    this.connections.delete(conn);
+  private refuse(conn: Connection, reason: string): void {
+    if (!this.connections.has(conn)) return;
+    this.refusals.refused(`refused a connection from ${conn.peer}: ${reason}`);
+    this.drop(conn);
   }
 
   private drop(conn: Connection): void {
-    this.forget(conn);
+    if (conn.loginTimer) clearTimeout(conn.loginTimer);
+    for (const cancel of conn.cancels) cancel();
+    conn.cancels.clear();
+    this.connections.delete(conn);
+    this.loggingIn.delete(conn);
     conn.socket.destroy();
   }
 }

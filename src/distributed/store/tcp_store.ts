@@ -1,5 +1,7 @@
 import { connect as netConnect, type Socket } from "node:net";
-import { Command, FrameReader, FrameSplitter, FrameWriter, MAX_FRAME, Status } from "./protocol.js";
+import { checkOptions } from "../../util/options.js";
+import { CLIENT_PROOF, Command, FrameReader, FrameSplitter, FrameWriter, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, SERVER_PROOF, Status } from "./protocol.js";
+import { newNonce, proofMatches, tokenProof } from "./proof.js";
 import { DEFAULT_STORE_TIMEOUT_MS, type Store, StoreTimeoutError, toBytes } from "./store.js";
 import { checkTokenGiven } from "./token.js";
 
@@ -23,12 +25,22 @@ interface Pending {
   waitMs: number;
 }
 
-/** Raised when the server refused this client's token; retrying with the same token cannot help. */
+const CONNECT_KEYS = ["host", "port", "token", "timeoutMs", "signal"];
+
+/** How long a server may take to answer the login's first step before the attempt is retried. */
+const LOGIN_REPLY_MS = 5000;
+
+/**
+ * Raised when the process listening at the store's address did not prove that it holds the job
+ * token. The client has then sent it nothing but a random nonce, and retrying cannot help.
+ */
 export class StoreAuthError extends Error {
-  constructor(address: string) {
+  constructor(address: string, why: string) {
     super(
-      `the ringtorch store at ${address} refused this process: its token does not match the job's. ` +
-        "Every rank must run with the RINGTORCH_STORE_TOKEN of the process that hosts the store.",
+      `the process listening at ${address} did not prove that it holds this job's token (${why}), so nothing was sent ` +
+        "to it. Someone else may hold the port (any program, possibly another user's: pick another port " +
+        "(MASTER_PORT or the rendezvous endpoint's) and see who listens with `ss -ltnp`), or it is the store of " +
+        "another job: every rank must run with the RINGTORCH_STORE_TOKEN of the process that hosts the store.",
     );
     this.name = "StoreAuthError";
   }
@@ -42,6 +54,8 @@ export class TCPStore implements Store {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private failure: Error | null = null;
+  /** Until the server has proven itself, its replies are held to the login's small frames. */
+  private loggedIn = false;
 
   private constructor(
     private readonly socket: Socket,
@@ -49,12 +63,13 @@ export class TCPStore implements Store {
     readonly port: number,
     readonly timeoutMs: number,
   ) {
-    const splitter = new FrameSplitter(() => MAX_FRAME);
+    const splitter = new FrameSplitter(() => (this.loggedIn ? MAX_FRAME : MAX_UNAUTHENTICATED_FRAME));
     socket.on("data", (chunk: Buffer) => {
       try {
         for (const frame of splitter.push(chunk)) this.onFrame(frame);
       } catch (err) {
-        this.fail(new Error(`the ringtorch store at ${this.address} sent a malformed reply: ${(err as Error).message}`));
+        const why = `it sent a malformed reply: ${(err as Error).message}`;
+        this.fail(this.loggedIn ? new Error(`the ringtorch store at ${this.address}: ${why}`) : new StoreAuthError(this.address, why));
         socket.destroy();
       }
     });
@@ -71,8 +86,12 @@ export class TCPStore implements Store {
     return this.socket.localAddress;
   }
 
-  /** Connects, retrying until `timeoutMs` while the server is not up yet, then authenticates. */
+  /**
+   * Connects, retrying until `timeoutMs` while the server is not up yet (or does not answer),
+   * then logs in (protocol.ts). Throws StoreAuthError at once if the server fails its proof.
+   */
   static async connect(opts: TCPStoreConnectOptions): Promise<TCPStore> {
+    checkOptions("TCPStore.connect", opts, CONNECT_KEYS);
     const token = checkTokenGiven(opts.token, "TCPStore.connect");
     const timeoutMs = opts.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
     const deadline = Date.now() + timeoutMs;
@@ -86,7 +105,7 @@ export class TCPStore implements Store {
         const abandon = () => socket.destroy();
         opts.signal?.addEventListener("abort", abandon);
         try {
-          await store.request(new FrameWriter().u8(Command.Hello).u32(0).bytes(token), Math.max(1000, deadline - Date.now()), 0);
+          await store.logIn(token, Math.max(1000, Math.min(LOGIN_REPLY_MS, deadline - Date.now())));
         } catch (err) {
           socket.destroy();
           throw err;
@@ -106,8 +125,32 @@ export class TCPStore implements Store {
     }
     throw new Error(
       `could not connect to the ringtorch store at ${address} within ${timeoutMs} ms (last error: ${lastError}). ` +
-        "Check that the process hosting it (rank 0 or ringrun) is running and that MASTER_ADDR/MASTER_PORT point at it.",
+        "Check that the process hosting it (rank 0 or ringrun) is running and that MASTER_ADDR/MASTER_PORT point at it; " +
+        "if another program holds that port, the store cannot be reached there.",
     );
+  }
+
+  /** The login: the server proves the token first; only then does this client prove it. */
+  private async logIn(token: string, replyMs: number): Promise<void> {
+    const nonceC = newNonce();
+    let r: FrameReader;
+    try {
+      r = await this.request(new FrameWriter().u8(Command.Hello).u32(0).bytes(nonceC), 0, 0, undefined, replyMs);
+    } catch (err) {
+      if (err instanceof StoreAuthError) throw err;
+      throw new Error(`the process at ${this.address} did not answer the store login (${(err as Error).message})`);
+    }
+    let nonceS: Uint8Array;
+    let proofS: Uint8Array;
+    try {
+      nonceS = r.bytes();
+      proofS = r.bytes();
+    } catch {
+      throw new StoreAuthError(this.address, "its answer to the login was malformed");
+    }
+    if (!proofMatches(proofS, tokenProof(token, SERVER_PROOF, nonceC, nonceS))) throw new StoreAuthError(this.address, "its proof was wrong");
+    await this.request(new FrameWriter().u8(Command.Prove).u32(0).bytes(tokenProof(token, CLIENT_PROOF, nonceC, nonceS)), 0, 0, undefined, replyMs);
+    this.loggedIn = true;
   }
 
   async set(key: string, value: Uint8Array | string): Promise<void> {
@@ -179,7 +222,8 @@ export class TCPStore implements Store {
     return this.request(build(id), waitMs, id, keys);
   }
 
-  private request(w: FrameWriter, waitMs: number, id: number, keys?: string[]): Promise<FrameReader> {
+  /** `graceMs`: how long past `waitMs` a silent server is waited for. */
+  private request(w: FrameWriter, waitMs: number, id: number, keys?: string[], graceMs = 5000): Promise<FrameReader> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       const entry: Pending = {
@@ -191,8 +235,8 @@ export class TCPStore implements Store {
       // The server answers timeouts itself; this timer only covers a server that went silent.
       entry.timer = setTimeout(() => {
         this.settle(id);
-        reject(keys ? new StoreTimeoutError(keys, waitMs, `store ${this.address}`) : new Error(`the ringtorch store at ${this.address} did not answer within ${waitMs} ms`));
-      }, waitMs + 5000);
+        reject(keys ? new StoreTimeoutError(keys, waitMs, `store ${this.address}`) : new Error(`the ringtorch store at ${this.address} did not answer within ${waitMs + graceMs} ms`));
+      }, waitMs + graceMs);
       entry.timer.unref();
       this.pending.set(id, entry);
       this.socket.ref();
@@ -205,14 +249,18 @@ export class TCPStore implements Store {
     const status = r.u8();
     const id = r.u32();
     const entry = this.settle(id);
+    if (!entry && !this.loggedIn) {
+      this.fail(new StoreAuthError(this.address, "it answered out of turn"));
+      this.socket.destroy();
+      return;
+    }
     if (!entry) return;
+    if (!this.loggedIn && status !== Status.Ok) return entry.reject(new StoreAuthError(this.address, `it answered the login with status ${status}`));
     switch (status) {
       case Status.Ok:
         return entry.resolve(r);
       case Status.Timeout:
         return entry.reject(new StoreTimeoutError(entry.keys ?? [], entry.waitMs, `store ${this.address}`));
-      case Status.Unauthorized:
-        return entry.reject(new StoreAuthError(this.address));
       default:
         return entry.reject(new Error(`the ringtorch store at ${this.address} answered with an error: ${r.string()}`));
     }
