@@ -93,12 +93,13 @@ describe("initProcessGroup in this process", () => {
         connectHandshake(native, fd, token, 1, 0, 5000);
         assert.deepEqual(await next(), { from: 1 });
       } else {
+        // The acceptor proves itself first: the connector stops there and tells it nothing.
         assert.throws(() => connectHandshake(native, fd, token, 1, 0, 5000), /could not prove it holds the job token/);
         native.closeFd(fd);
         const m = await next();
-        assert.match(String(m.refused), /claimed to be rank 1 but does not hold the job token|reading a token proof/);
+        assert.match(String(m.refused), /closed the connection during the handshake/);
       }
-      native.closeFd(fd);
+      if (ok) native.closeFd(fd);
       await worker.terminate();
     }
   });

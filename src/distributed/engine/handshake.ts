@@ -1,59 +1,157 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { CommNative } from "../native.js";
+import { NONCE_BYTES, PROOF_BYTES, newNonce, proofMatches, tokenProof } from "../store/proof.js";
 
 /**
- * Mutual proof of the job token on a new transport connection, without sending the token:
- *   connector → acceptor: "RTC1", from rank, to rank, nonce C      (28 bytes)
- *   acceptor → connector: nonce A, HMAC(token, "accept" C from to)  (48 bytes)
- *   connector → acceptor: HMAC(token, "connect" A from to)          (32 bytes)
- *   acceptor → connector: 1                                         (accepted)
- * An acceptor that is refused closes the connection and says why in its log; the connector
- * learns only that it was refused.
+ * Mutual proof of the job token on a new transport connection, without sending the token
+ * (the proofs are the store login's, store/proof.ts, with their own role labels):
+ *   connector → acceptor: "RTC2", from rank, to rank, nonce C                (28 bytes)
+ *   acceptor → connector: nonce A, HMAC(token, ACCEPTOR, C, A, "from>to")    (48 bytes)
+ *   connector → acceptor: HMAC(token, CONNECTOR, C, A, "from>to")            (32 bytes)
+ *   acceptor → connector: 1                                                  (accepted)
+ * The acceptor proves itself first, so a connector never answers a process that does not hold
+ * the token. An acceptor that refuses closes the connection and says why in its log; the
+ * connector learns only that it was refused.
  */
-const MAGIC = 0x31435452; // "RTC1"
+const MAGIC = 0x32435452; // "RTC2"
+const HELLO_BYTES = 12 + NONCE_BYTES;
+const ACCEPTOR = "ringtorch transport: acceptor";
+const CONNECTOR = "ringtorch transport: connector";
 
-function mac(token: string, label: string, nonce: Uint8Array, from: number, to: number): Buffer {
-  return createHmac("sha256", token).update(label).update(nonce).update(`${from}>${to}`).digest();
-}
+/** The listener did not prove it holds the token: not a peer of this job, and retrying cannot help. */
+export class UnprovenListenerError extends Error {}
 
 function io(native: CommNative, fd: number, data: Uint8Array, writing: boolean, timeoutMs: number, what: string): void {
   const err = native.sockTransfer(fd, data, writing, timeoutMs);
   if (err) throw new Error(`${what}: ${err}`);
 }
 
+/**
+ * The connector's side. Throws UnprovenListenerError when the listener fails its proof, any
+ * other error when the connection failed or was refused (the caller may try again).
+ */
 export function connectHandshake(native: CommNative, fd: number, token: string, from: number, to: number, timeoutMs: number): void {
-  const hello = Buffer.alloc(28);
+  const hello = Buffer.alloc(HELLO_BYTES);
   hello.writeUInt32LE(MAGIC, 0);
   hello.writeUInt32LE(from, 4);
   hello.writeUInt32LE(to, 8);
-  const nonceC = randomBytes(16);
+  const nonceC = newNonce();
   nonceC.copy(hello, 12);
   io(native, fd, hello, true, timeoutMs, `handshake with rank ${to}`);
-  const reply = Buffer.alloc(48);
-  io(native, fd, reply, false, timeoutMs, `handshake with rank ${to} (it may have refused this rank's token)`);
-  if (!timingSafeEqual(reply.subarray(16), mac(token, "accept", nonceC, from, to))) {
-    throw new Error(`the process listening for rank ${to} could not prove it holds the job token`);
+  const reply = Buffer.alloc(NONCE_BYTES + PROOF_BYTES);
+  io(native, fd, reply, false, timeoutMs, `handshake with rank ${to} (it dropped the connection or did not answer)`);
+  const nonceA = reply.subarray(0, NONCE_BYTES);
+  if (!proofMatches(reply.subarray(NONCE_BYTES), tokenProof(token, ACCEPTOR, nonceC, nonceA, `${from}>${to}`))) {
+    throw new UnprovenListenerError(`the process listening for rank ${to} could not prove it holds the job token`);
   }
-  io(native, fd, mac(token, "connect", reply.subarray(0, 16), from, to), true, timeoutMs, `handshake with rank ${to}`);
+  io(native, fd, tokenProof(token, CONNECTOR, nonceC, nonceA, `${from}>${to}`), true, timeoutMs, `handshake with rank ${to}`);
   const ack = Buffer.alloc(1);
-  io(native, fd, ack, false, timeoutMs, `rank ${to} refused this rank's token`);
+  io(native, fd, ack, false, timeoutMs, `rank ${to} did not accept this rank's proof`);
 }
 
-/** Returns the connecting rank, or throws with the reason to log (the caller closes the fd). */
-export function acceptHandshake(native: CommNative, fd: number, token: string, me: number, expected: Set<number>, timeoutMs: number): number {
-  const hello = Buffer.alloc(28);
-  io(native, fd, hello, false, timeoutMs, "reading a hello");
-  const from = hello.readUInt32LE(4);
-  if (hello.readUInt32LE(0) !== MAGIC || hello.readUInt32LE(8) !== me || !expected.has(from)) {
-    throw new Error("it did not introduce itself as an expected rank of this job");
+interface Pending {
+  fd: number;
+  /** Bytes of the message being read, and how many have come. */
+  buf: Buffer;
+  got: number;
+  from: number;
+  nonces: Buffer[];
+  /** A peer silent past `silentAt`, or still at it past `giveUpAt`, is dropped. */
+  silentAt: number;
+  giveUpAt: number;
+}
+
+/**
+ * The acceptor's side, for many connections at once: a connection that is silent, slow or
+ * hostile holds up nobody but itself. The caller polls `fds` and calls `progress` for each fd
+ * that can be read; `expire` drops connections silent for `silentMs`. At most `maxPending` are
+ * kept (the oldest is dropped for a newer one).
+ */
+export class PendingHandshakes {
+  private readonly pending = new Map<number, Pending>();
+
+  constructor(
+    private readonly native: CommNative,
+    private readonly token: string,
+    private readonly me: number,
+    private readonly expected: Set<number>,
+    private readonly refuse: (reason: string) => void,
+    private readonly silentMs = 1000,
+    private readonly maxPending = 32,
+  ) {}
+
+  get fds(): number[] {
+    return [...this.pending.keys()];
   }
-  const nonceA = randomBytes(16);
-  io(native, fd, Buffer.concat([nonceA, mac(token, "accept", hello.subarray(12, 28), from, me)]), true, timeoutMs, "answering a hello");
-  const proof = Buffer.alloc(32);
-  io(native, fd, proof, false, timeoutMs, "reading a token proof");
-  if (!timingSafeEqual(proof, mac(token, "connect", nonceA, from, me))) {
-    throw new Error(`it claimed to be rank ${from} but does not hold the job token`);
+
+  /** When the next pending connection falls silent (Infinity when none). */
+  get nextExpiry(): number {
+    let t = Infinity;
+    for (const p of this.pending.values()) t = Math.min(t, p.silentAt, p.giveUpAt);
+    return t;
   }
-  io(native, fd, Buffer.from([1]), true, timeoutMs, "acknowledging");
-  return from;
+
+  add(fd: number): void {
+    if (this.pending.size >= this.maxPending) this.drop(this.pending.keys().next().value!, `${this.maxPending} connections were already handshaking; the oldest is dropped`);
+    const now = Date.now();
+    this.pending.set(fd, { fd, buf: Buffer.alloc(HELLO_BYTES), got: 0, from: -1, nonces: [], silentAt: now + this.silentMs, giveUpAt: now + 5 * this.silentMs });
+  }
+
+  /** Reads what `fd` has sent; returns the peer's rank once it has proven itself (the fd is then the caller's). */
+  progress(fd: number): number | undefined {
+    const p = this.pending.get(fd);
+    if (!p) return undefined;
+    const n = this.native.sockReadSome(fd, p.buf, p.got);
+    if (n < 0) return this.drop(fd, "it closed the connection during the handshake");
+    p.got += n;
+    p.silentAt = Date.now() + this.silentMs;
+    if (p.got < p.buf.length) return undefined;
+    try {
+      if (p.from < 0) {
+        this.answerHello(p);
+        return undefined;
+      }
+      if (!proofMatches(p.buf, tokenProof(this.token, CONNECTOR, p.nonces[0]!, p.nonces[1]!, `${p.from}>${this.me}`))) {
+        throw new Error(`it claimed to be rank ${p.from} but does not hold the job token`);
+      }
+      if (!this.expected.has(p.from)) throw new Error(`rank ${p.from} is already connected`);
+      io(this.native, fd, Buffer.from([1]), true, this.silentMs, "acknowledging");
+    } catch (err) {
+      return this.drop(fd, (err as Error).message);
+    }
+    this.pending.delete(fd);
+    return p.from;
+  }
+
+  /** Drops every connection silent for too long. */
+  expire(now = Date.now()): void {
+    for (const p of [...this.pending.values()]) {
+      if (now >= p.silentAt || now >= p.giveUpAt) this.drop(p.fd, `it did not complete the handshake (silent for ${this.silentMs} ms, or slower than ${5 * this.silentMs} ms)`);
+    }
+  }
+
+  closeAll(): void {
+    for (const fd of this.pending.keys()) this.native.closeFd(fd);
+    this.pending.clear();
+  }
+
+  private answerHello(p: Pending): void {
+    const from = p.buf.readUInt32LE(4);
+    if (p.buf.readUInt32LE(0) !== MAGIC || p.buf.readUInt32LE(8) !== this.me || !this.expected.has(from)) {
+      throw new Error("it did not introduce itself as an expected rank of this job");
+    }
+    const nonceC = Buffer.from(p.buf.subarray(12, HELLO_BYTES));
+    const nonceA = newNonce();
+    io(this.native, p.fd, Buffer.concat([nonceA, tokenProof(this.token, ACCEPTOR, nonceC, nonceA, `${from}>${this.me}`)]), true, this.silentMs, "answering a hello");
+    p.from = from;
+    p.nonces = [nonceC, nonceA];
+    p.buf = Buffer.alloc(PROOF_BYTES);
+    p.got = 0;
+  }
+
+  private drop(fd: number, reason: string): undefined {
+    this.pending.delete(fd);
+    this.native.closeFd(fd);
+    this.refuse(reason);
+    return undefined;
+  }
 }

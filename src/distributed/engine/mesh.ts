@@ -1,9 +1,11 @@
 import { hostname } from "node:os";
 import type { CommNative } from "../native.js";
 import { bytesToString, type Store } from "../store/store.js";
-import { acceptHandshake, connectHandshake } from "./handshake.js";
+import { RefusalLog } from "../store/refusal_log.js";
+import { connectHandshake, PendingHandshakes, UnprovenListenerError } from "./handshake.js";
 import { hostIdentity } from "./host_id.js";
 import type { WorkerConfig } from "./messages.js";
+import { type HostInfo, PeerLiveness } from "./peer_liveness.js";
 import { removeStaleSegments, segmentName } from "./shm_names.js";
 
 export type TransportKind = "self" | "shm" | "tcp";
@@ -11,12 +13,6 @@ export type TransportKind = "self" | "shm" | "tcp";
 export interface Mesh {
   handle: number;
   transports: TransportKind[];
-}
-
-interface HostInfo {
-  host: string;
-  hostname: string;
-  pid: number;
 }
 
 interface AddressInfo {
@@ -34,7 +30,9 @@ interface AddressInfo {
  * 3. ranks map their same-host peers' segments; once all of them say so, each owner unlinks its
  *    segment (nothing is left in /dev/shm from then on, whatever happens to the processes);
  * 4. each rank connects to its lower-ranked TCP peers and accepts the higher-ranked ones, both
- *    sides proving the job token (handshake.ts).
+ *    sides proving the job token (handshake.ts). Accepted connections are handshaken all at once
+ *    and dropped after a second of silence; a connector whose attempt was dropped tries again.
+ * A same-machine peer that exits meanwhile is reported at once (peer_liveness.ts), not waited for.
  */
 export async function buildMesh(
   native: CommNative,
@@ -52,8 +50,10 @@ export async function buildMesh(
   let listenFd = -1;
   try {
     const me: HostInfo = { host: hostIdentity(), hostname: hostname(), pid: process.pid };
+    const liveness = new PeerLiveness(rank, me.host);
     await store.set(`mesh/${rank}/host`, JSON.stringify(me));
-    const hosts = await getAll<HostInfo>(store, world, "host", left);
+    const hosts = await getAll<HostInfo>(store, world, "host", deadline, liveness);
+    liveness.know(hosts);
     const transports: TransportKind[] = hosts.map((h, r) =>
       r === rank ? "self" : cfg.transport !== "tcp" && h.host === me.host ? "shm" : "tcp",
     );
@@ -80,49 +80,51 @@ export async function buildMesh(
     }
     const mine: AddressInfo = { shm: shmName, host: listenHost, port };
     await store.set(`mesh/${rank}/addr`, JSON.stringify(mine));
-    const addrs = await getAll<AddressInfo>(store, world, "addr", left);
+    const addrs = await getAll<AddressInfo>(store, world, "addr", deadline, liveness);
 
     if (shmPeers.length > 0) {
       for (const r of shmPeers) native.attachShmPeer(handle, r, addrs[r]!.shm, hosts[r]!.pid);
       await store.set(`mesh/${rank}/mapped`, "1");
-      await store.wait(
-        shmPeers.map((r) => `mesh/${r}/mapped`),
-        left(),
-      );
+      await liveness.waitForKeys(store, shmPeers.map((r) => `mesh/${r}/mapped`), shmPeers, deadline, "its peers to map shared memory");
       native.shmUnlink(shmName);
       linkedName = "";
       onSegment(shmName, false);
     }
 
-    for (const r of tcpPeers.filter((r) => r < rank)) {
-      const fd = connectWithRetry(native, addrs[r]!, r, rank, deadline);
-      try {
-        connectHandshake(native, fd, cfg.token, rank, r, Math.min(left(), 30_000));
-      } catch (err) {
-        native.closeFd(fd);
-        throw new Error(`rank ${rank} could not join rank ${r} at ${addrs[r]!.host}:${addrs[r]!.port}: ${(err as Error).message}`);
-      }
-      native.attachTcpPeer(handle, r, fd);
-    }
+    for (const r of tcpPeers.filter((r) => r < rank)) native.attachTcpPeer(handle, r, joinPeer(native, cfg.token, addrs[r]!, r, rank, deadline, liveness));
     const expected = new Set(tcpPeers.filter((r) => r > rank));
-    while (expected.size > 0) {
-      if (Date.now() >= deadline) {
-        throw new Error(
-          `rank ${rank} timed out after ${cfg.timeoutMs} ms waiting for rank(s) ${[...expected].join(", ")} to connect ` +
-            `to ${listenHost}:${port}. Check that they can reach that address (RINGTORCH_SOCKET_ADDR picks it).`,
-        );
+    const refusals = new RefusalLog((m) => log(`refused a transport connection on ${listenHost}:${port}: ${m}`));
+    const handshakes = new PendingHandshakes(native, cfg.token, rank, expected, (reason) => refusals.refused(reason));
+    try {
+      while (expected.size > 0) {
+        if (Date.now() >= deadline) {
+          throw new Error(
+            `rank ${rank} timed out after ${cfg.timeoutMs} ms waiting for rank(s) ${[...expected].join(", ")} to connect ` +
+              `to ${listenHost}:${port}. Check that they can reach that address (RINGTORCH_SOCKET_ADDR picks it).`,
+          );
+        }
+        liveness.check(expected, "it to connect");
+        const fds = Int32Array.from([listenFd, ...handshakes.fds]);
+        const ready = new Uint8Array(fds.length);
+        const waitMs = Math.max(0, Math.min(200, left(), handshakes.nextExpiry - Date.now()));
+        const polled = native.sockPoll(fds, ready, waitMs);
+        if (typeof polled === "string") throw new Error(`rank ${rank} failed to wait for connections: ${polled}`);
+        for (let i = 1; i < fds.length; i++) {
+          if (!ready[i]) continue;
+          const from = handshakes.progress(fds[i]!);
+          if (from === undefined) continue;
+          native.attachTcpPeer(handle, from, fds[i]!);
+          expected.delete(from);
+        }
+        if (ready[0]) {
+          const fd = native.tcpAccept(listenFd, 0);
+          if (typeof fd === "string") throw new Error(`rank ${rank} failed to accept a connection: ${fd}`);
+          if (fd >= 0) handshakes.add(fd);
+        }
+        handshakes.expire();
       }
-      const fd = native.tcpAccept(listenFd, Math.min(200, left()));
-      if (typeof fd === "string") throw new Error(`rank ${rank} failed to accept a connection: ${fd}`);
-      if (fd < 0) continue;
-      try {
-        const from = acceptHandshake(native, fd, cfg.token, rank, expected, 10_000);
-        native.attachTcpPeer(handle, from, fd);
-        expected.delete(from);
-      } catch (err) {
-        log(`refused a transport connection on ${listenHost}:${port}: ${(err as Error).message}`);
-        native.closeFd(fd);
-      }
+    } finally {
+      handshakes.closeAll();
     }
     return { handle, transports };
   } catch (err) {
@@ -141,25 +143,45 @@ function ranksOf(transports: TransportKind[], kind: TransportKind): number[] {
   return transports.flatMap((t, r) => (t === kind ? [r] : []));
 }
 
-async function getAll<T>(store: Store, world: number, what: string, left: () => number): Promise<T[]> {
-  const values = await Promise.all(
-    Array.from({ length: world }, (_, r) =>
-      store.get(`mesh/${r}/${what}`, left()).catch((err: Error) => {
-        throw new Error(`rank ${r} did not join the process group in time (no "${what}" from it): ${err.message}`);
-      }),
-    ),
-  );
+async function getAll<T>(store: Store, world: number, what: string, deadline: number, liveness: PeerLiveness): Promise<T[]> {
+  const ranks = Array.from({ length: world }, (_, r) => r);
+  const keys = ranks.map((r) => `mesh/${r}/${what}`);
+  try {
+    await liveness.waitForKeys(store, keys, ranks, deadline, `its "${what}"`);
+  } catch (err) {
+    const missing: number[] = [];
+    for (const r of ranks) if (!(await store.check([keys[r]!]).catch(() => false))) missing.push(r);
+    if (missing.length === 0 || /exited while/.test((err as Error).message)) throw err;
+    throw new Error(`rank(s) ${missing.join(", ")} did not join the process group in time (no "${what}" from them): ${(err as Error).message}`);
+  }
+  const values = await Promise.all(keys.map((k) => store.get(k, Math.max(1, deadline - Date.now()))));
   return values.map((v) => JSON.parse(bytesToString(v)) as T);
 }
 
-function connectWithRetry(native: CommNative, addr: AddressInfo, peerRank: number, rank: number, deadline: number): number {
+/**
+ * Connects to a lower-ranked peer and proves the token, trying again while the connection is
+ * refused or dropped (the peer may be busy, or may have dropped a slow attempt), until the
+ * deadline; a listener that cannot prove the token, or a peer that exited, ends it at once.
+ */
+function joinPeer(native: CommNative, token: string, addr: AddressInfo, peer: number, rank: number, deadline: number, liveness: PeerLiveness): number {
   let last = "";
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    liveness.check([peer], "it to accept a connection");
     const fd = native.tcpConnect(addr.host, addr.port, Math.max(1, Math.min(2000, deadline - Date.now())));
-    if (typeof fd === "number") return fd;
-    last = fd;
+    if (typeof fd === "number") {
+      try {
+        connectHandshake(native, fd, token, rank, peer, Math.max(1, Math.min(deadline - Date.now(), 30_000)));
+        return fd;
+      } catch (err) {
+        native.closeFd(fd);
+        if (err instanceof UnprovenListenerError) throw new Error(`rank ${rank} could not join rank ${peer} at ${addr.host}:${addr.port}: ${err.message}`);
+        last = (err as Error).message;
+      }
+    } else {
+      last = fd;
+    }
     if (Date.now() + delay >= deadline) break;
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, delay);
   }
-  throw new Error(`rank ${rank} could not connect to rank ${peerRank} at ${addr.host}:${addr.port}: ${last}`);
+  throw new Error(`rank ${rank} could not join rank ${peer} at ${addr.host}:${addr.port}: ${last}`);
 }

@@ -1,7 +1,7 @@
 // A worker thread that listens like a rank's TCP transport and accepts one connection with the
 // handshake, for init.test.ts. Posts {port}, then {from} or {refused}.
 import { parentPort, workerData } from "node:worker_threads";
-import { acceptHandshake } from "../../../src/distributed/engine/handshake.js";
+import { PendingHandshakes } from "../../../src/distributed/engine/handshake.js";
 import { loadCommNative } from "../../../src/distributed/native.js";
 
 const native = loadCommNative();
@@ -12,11 +12,24 @@ for (let i = 0; i < 100 && conn < 0; i++) {
   const r = native.tcpAccept(fd, 100);
   if (typeof r === "number") conn = r;
 }
-try {
-  const from = acceptHandshake(native, conn, (workerData as { token: string }).token, 0, new Set([1]), 5000);
-  parentPort!.postMessage({ from });
-} catch (err) {
-  parentPort!.postMessage({ refused: (err as Error).message });
+let done = false;
+const handshakes = new PendingHandshakes(native, (workerData as { token: string }).token, 0, new Set([1]), (reason) => {
+  done = true;
+  parentPort!.postMessage({ refused: reason });
+});
+handshakes.add(conn);
+for (let i = 0; i < 50 && !done; i++) {
+  const ready = new Uint8Array(1);
+  native.sockPoll(Int32Array.of(conn), ready, 100);
+  if (ready[0]) {
+    const from = handshakes.progress(conn);
+    if (from !== undefined) {
+      done = true;
+      parentPort!.postMessage({ from });
+      native.closeFd(conn);
+    }
+  }
+  handshakes.expire();
 }
-native.closeFd(conn);
+handshakes.closeAll();
 native.closeFd(fd);
