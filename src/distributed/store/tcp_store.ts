@@ -29,6 +29,13 @@ const CONNECT_KEYS = ["host", "port", "token", "timeoutMs", "signal"];
 
 /** How long a server may take to answer the login's first step before the attempt is retried. */
 const LOGIN_REPLY_MS = 5000;
+/**
+ * A listener that accepts connections but leaves the login unanswered this many times in a row is
+ * not a ringtorch store (which answers at once, from its own thread or an idle event loop).
+ */
+const SILENT_LOGINS = 3;
+
+class SilentServerError extends Error {}
 
 /**
  * Raised when the process listening at the store's address did not prove that it holds the job
@@ -98,6 +105,7 @@ export class TCPStore implements Store {
     const address = `${opts.host}:${opts.port}`;
     let delay = 20;
     let lastError = "";
+    let silent = 0;
     for (;;) {
       try {
         const socket = await openSocket(opts.host, opts.port, Math.max(1, deadline - Date.now()));
@@ -115,6 +123,8 @@ export class TCPStore implements Store {
         return store;
       } catch (err) {
         if (err instanceof StoreAuthError) throw err;
+        silent = err instanceof SilentServerError ? silent + 1 : 0;
+        if (silent >= SILENT_LOGINS) throw new StoreAuthError(address, `it accepted the connection but left the login unanswered ${silent} times in a row`);
         lastError = (err as Error).message;
       }
       const left = deadline - Date.now();
@@ -138,7 +148,9 @@ export class TCPStore implements Store {
       r = await this.request(new FrameWriter().u8(Command.Hello).u32(0).bytes(nonceC), 0, 0, undefined, replyMs);
     } catch (err) {
       if (err instanceof StoreAuthError) throw err;
-      throw new Error(`the process at ${this.address} did not answer the store login (${(err as Error).message})`);
+      const silent = !this.failure;
+      const message = `the process at ${this.address} did not answer the store login (${(err as Error).message})`;
+      throw silent ? new SilentServerError(message) : new Error(message);
     }
     let nonceS: Uint8Array;
     let proofS: Uint8Array;
