@@ -69,6 +69,17 @@ export class Proc {
     }
   }
 
+  /** Waits until `n` lines match `re`; gives up (without failing) after `guardMs`, for the caller to assert. */
+  async waitCount(re: RegExp, n: number, guardMs = 30_000): Promise<void> {
+    const deadline = Date.now() + guardMs;
+    while (this.count(re) < n && Date.now() < deadline && this.child.exitCode === null) {
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 50);
+      });
+    }
+  }
+
   count(re: RegExp): number {
     return this.lines.filter((l) => re.test(l)).length;
   }

@@ -137,7 +137,7 @@ describe("the login on the wire", () => {
       const reflect = await Raw.open(server.port);
       const nonceC = randomBytes(16);
       reflect.socket.write(frame(1, 0, nonceC));
-      await reflect.until(() => reflect.received.length >= 61, "the server's login answer");
+      await reflect.until(() => reflect.received.length >= 65, "the server's login answer");
       const nonceS = reflect.received.subarray(13, 29);
       const proofS = reflect.received.subarray(33, 65);
       assert.ok(proofS.equals(proof(TOKEN, SERVER_LABEL, nonceC, nonceS)), "the server's proof is as specified");

@@ -12,10 +12,11 @@ export class RefusalLog {
     private readonly log: (message: string) => void,
     private readonly burst = 10,
     private readonly windowMs = 10_000,
+    private readonly now: () => number = Date.now,
   ) {}
 
   refused(message: string): void {
-    const now = Date.now();
+    const now = this.now();
     if (now - this.windowStart >= this.windowMs) {
       this.windowStart = now;
       this.inWindow = 0;

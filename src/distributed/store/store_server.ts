@@ -162,11 +162,14 @@ export class TCPStoreServer {
         this.drop(conn);
         return;
       }
+      // Answers to one chunk's requests leave in one write.
+      socket.cork();
       for (const frame of frames) {
-        if (!this.connections.has(conn)) return;
+        if (!this.connections.has(conn)) break;
         if (conn.stage === Stage.Ready) this.handle(conn, frame);
         else this.login(conn, frame);
       }
+      socket.uncork();
       if (socket.writableLength > HIGH_WATER_BYTES && !socket.isPaused()) {
         socket.pause();
         socket.once("drain", () => socket.resume());
