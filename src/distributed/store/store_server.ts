@@ -47,6 +47,8 @@ interface Connection {
   nonces: Buffer[];
   loginTimer: NodeJS.Timeout | null;
   cancels: Set<() => void>;
+  /** Frames received and not yet handled (a chunk's worth at most while answers wait to be sent). */
+  queue: Buffer[];
 }
 
 /**
@@ -142,7 +144,7 @@ export class TCPStoreServer {
     // Until it has logged in, a connection must never be what keeps the process running.
     socket.unref();
     socket.setNoDelay(true);
-    const conn: Connection = { socket, peer: `${socket.remoteAddress}:${socket.remotePort}`, stage: Stage.Hello, nonces: [], loginTimer: null, cancels: new Set() };
+    const conn: Connection = { socket, peer: `${socket.remoteAddress}:${socket.remotePort}`, stage: Stage.Hello, nonces: [], loginTimer: null, cancels: new Set(), queue: [] };
     if (this.loggingIn.size >= this.maxPendingLogins) {
       const oldest = this.loggingIn.values().next().value!;
       this.refuse(oldest, `${this.maxPendingLogins} connections were already logging in; the oldest is dropped`);
@@ -162,20 +164,34 @@ export class TCPStoreServer {
         this.drop(conn);
         return;
       }
-      // Answers to one chunk's requests leave in one write.
-      socket.cork();
-      for (const frame of frames) {
-        if (!this.connections.has(conn)) break;
-        if (conn.stage === Stage.Ready) this.handle(conn, frame);
-        else this.login(conn, frame);
-      }
-      socket.uncork();
-      if (socket.writableLength > HIGH_WATER_BYTES && !socket.isPaused()) {
-        socket.pause();
-        socket.once("drain", () => socket.resume());
-      }
+      conn.queue.push(...frames);
+      this.serve(conn);
     });
     socket.on("close", () => this.drop(conn));
+  }
+
+  /**
+   * Handles the frames received, answers in one write, until the answers not yet sent pass the
+   * high-water mark: then it stops reading from this client until they are drained.
+   */
+  private serve(conn: Connection): void {
+    const socket = conn.socket;
+    socket.cork();
+    let next = 0;
+    while (next < conn.queue.length && this.connections.has(conn) && socket.writableLength <= HIGH_WATER_BYTES) {
+      const frame = conn.queue[next++]!;
+      if (conn.stage === Stage.Ready) this.handle(conn, frame);
+      else this.login(conn, frame);
+    }
+    conn.queue.splice(0, next);
+    socket.uncork();
+    if (conn.queue.length > 0 && this.connections.has(conn) && !socket.isPaused()) {
+      socket.pause();
+      socket.once("drain", () => {
+        socket.resume();
+        this.serve(conn);
+      });
+    }
   }
 
   /** One step of the handshake; anything but the expected frame drops the connection unanswered. */
@@ -303,6 +319,7 @@ export class TCPStoreServer {
     if (conn.loginTimer) clearTimeout(conn.loginTimer);
     for (const cancel of conn.cancels) cancel();
     conn.cancels.clear();
+    conn.queue.length = 0;
     this.connections.delete(conn);
     this.loggingIn.delete(conn);
     conn.socket.destroy();
