@@ -134,3 +134,30 @@ export function listeningPorts(pid: number): number[] {
   }
   return ports;
 }
+
+/** Starts ranks `ranks` of a `world`-rank job running `script` (in workers/), with the torchrun variables. */
+export function startRanks(world: number, ranks: number[], script: string, port: number, token: string, env: Record<string, string> = {}): Proc[] {
+  return ranks.map((rank) =>
+    Proc.start([process.execPath, "--import", "tsx", `${WORKERS}${script}`], {
+      ...process.env,
+      MASTER_ADDR: "127.0.0.1",
+      MASTER_PORT: String(port),
+      RANK: String(rank),
+      WORLD_SIZE: String(world),
+      LOCAL_RANK: String(rank),
+      LOCAL_WORLD_SIZE: String(world),
+      RINGTORCH_STORE_TOKEN: token,
+      ...env,
+    }),
+  );
+}
+
+/** Waits for every process to exit, killing those still running after `guardMs`; returns their exit codes. */
+export async function exits(procs: Proc[], guardMs: number): Promise<(number | null)[]> {
+  const guard = setTimeout(() => procs.forEach((p) => p.child.kill("SIGKILL")), guardMs);
+  try {
+    return await Promise.all(procs.map((p) => p.exited));
+  } finally {
+    clearTimeout(guard);
+  }
+}

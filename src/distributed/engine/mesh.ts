@@ -146,8 +146,17 @@ function ranksOf(transports: TransportKind[], kind: TransportKind): number[] {
 async function getAll<T>(store: Store, world: number, what: string, deadline: number, liveness: PeerLiveness): Promise<T[]> {
   const ranks = Array.from({ length: world }, (_, r) => r);
   const keys = ranks.map((r) => `mesh/${r}/${what}`);
+  // Host information carries the pid: learn each as it comes, to notice a peer that exits early.
+  const learn =
+    what === "host"
+      ? async (present: number[]) => {
+          for (const r of present) {
+            if (!liveness.knows(r)) liveness.learn(r, JSON.parse(bytesToString(await store.get(keys[r]!, 1000))) as HostInfo);
+          }
+        }
+      : undefined;
   try {
-    await liveness.waitForKeys(store, keys, ranks, deadline, `its "${what}"`);
+    await liveness.waitForKeys(store, keys, ranks, deadline, `the other ranks' "${what}"`, learn);
   } catch (err) {
     const missing: number[] = [];
     for (const r of ranks) if (!(await store.check([keys[r]!]).catch(() => false))) missing.push(r);

@@ -23,6 +23,15 @@ export class PeerLiveness {
     this.hosts = hosts;
   }
 
+  /** Records one rank's host information as soon as it is published, before all the others'. */
+  learn(rank: number, info: HostInfo): void {
+    this.hosts[rank] = info;
+  }
+
+  knows(rank: number): boolean {
+    return this.hosts[rank] !== undefined;
+  }
+
   /** Throws naming the first of `ranks` known to have exited. */
   check(ranks: Iterable<number>, waitingFor: string): void {
     for (const r of ranks) {
@@ -37,9 +46,16 @@ export class PeerLiveness {
 
   /**
    * Waits for `keys` (key i belongs to rank ranks[i]) until `deadline`, checking every half
-   * second that the ranks still to publish have not exited.
+   * second that no known peer has exited; `onPresent` hears which ranks have published so far.
    */
-  async waitForKeys(store: Store, keys: string[], ranks: number[], deadline: number, waitingFor: string): Promise<void> {
+  async waitForKeys(
+    store: Store,
+    keys: string[],
+    ranks: number[],
+    deadline: number,
+    waitingFor: string,
+    onPresent?: (ranks: number[]) => Promise<void>,
+  ): Promise<void> {
     for (;;) {
       const slice = Math.max(1, Math.min(500, deadline - Date.now()));
       try {
@@ -48,9 +64,13 @@ export class PeerLiveness {
       } catch (err) {
         if (!(err instanceof StoreTimeoutError) || Date.now() >= deadline) throw err;
       }
-      const missing: number[] = [];
-      for (let i = 0; i < keys.length; i++) if (!(await store.check([keys[i]!]))) missing.push(ranks[i]!);
-      this.check(missing, waitingFor);
+      if (onPresent) {
+        const present: number[] = [];
+        for (let i = 0; i < keys.length; i++) if (await store.check([keys[i]!])) present.push(ranks[i]!);
+        await onPresent(present);
+      }
+      // Any peer gone during set-up dooms it, whether or not it published this key.
+      this.check(this.hosts.keys(), waitingFor);
     }
   }
 }

@@ -1,0 +1,51 @@
+// Idle connections to the ranks' TCP transport listeners, opened by another OS user while the
+// job sets up, must not keep it from starting (issue 21: four per listener failed a 3-rank
+// job): accepted connections are handshaken at once, a silent one is dropped after about a
+// second, and a connector whose attempt was dropped tries again.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { it } from "node:test";
+import { freePort } from "../distributed/harness.js";
+import { asAttacker, exits, FIXTURES, listeningPorts, NOT_ROOT, Proc, startRanks } from "./helpers.js";
+
+it("a 3-rank TCP job starts though another user holds idle and half-open connections to its listeners", { skip: asAttacker() ? false : NOT_ROOT }, async () => {
+  const port = await freePort();
+  const silent = Proc.start([...asAttacker()!, process.execPath, `${FIXTURES}idle_attacker.mjs`, "4", ""]);
+  // The first bytes of a transport hello ("RTC2"), then nothing.
+  const truncated = Proc.start([...asAttacker()!, process.execPath, `${FIXTURES}idle_attacker.mjs`, "2", "52544332"]);
+  // Rank 2 comes late, so that ranks 0 and 1 listen (and are attacked) before any peer connects.
+  const ranks = startRanks(3, [0, 1, 2], "rank.ts", port, randomBytes(16).toString("hex"), {
+    RINGTORCH_TRANSPORT: "tcp",
+    DELAY_RANK: "2",
+    DELAY_MS: "2000",
+    INIT_TIMEOUT_MS: "30000",
+  });
+  const attacked = new Set<number>();
+  const watcher = setInterval(() => {
+    for (const r of ranks.slice(0, 2)) {
+      for (const p of listeningPorts(r.child.pid!)) {
+        if (p === port || attacked.has(p)) continue;
+        attacked.add(p);
+        silent.child.stdin!.write(`${p}\n`);
+        truncated.child.stdin!.write(`${p}\n`);
+      }
+    }
+  }, 10);
+  let codes;
+  try {
+    codes = await exits(ranks, 90_000);
+  } finally {
+    clearInterval(watcher);
+    await silent.stop();
+    await truncated.stop();
+  }
+  const explain = ranks.map((r, i) => `--- rank ${i} exited ${codes[i]}\n${r.lines.join("\n")}\n${r.stderr}`).join("\n");
+  assert.deepEqual(codes, [0, 0, 0], explain);
+  for (const r of ranks) {
+    const result = JSON.parse(r.lines.find((l) => l.startsWith("RESULT "))!.slice(7)) as { product: number[]; transports: string[] };
+    assert.deepEqual(result.product, [6, 6]);
+    assert.ok(!result.transports.includes("shm"));
+  }
+  assert.ok(attacked.size >= 2, `the attack reached ${attacked.size} transport listener(s), expected ranks 0 and 1's`);
+  assert.ok(silent.count(/^OPENED/) >= 8, `only ${silent.count(/^OPENED/)} idle connections were opened`);
+});
