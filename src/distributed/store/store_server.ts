@@ -10,8 +10,7 @@ import {
   Status,
 } from "./protocol.js";
 import { checkOptions } from "../../util/options.js";
-import { CLIENT_PROOF, SERVER_PROOF } from "./protocol.js";
-import { NONCE_BYTES, newNonce, proofMatches, tokenProof } from "./proof.js";
+import { ServerLogin } from "./login.js";
 import { RefusalLog } from "./refusal_log.js";
 import { checkTokenGiven } from "./token.js";
 
@@ -34,17 +33,10 @@ const OPTION_KEYS = ["host", "port", "token", "log", "helloTimeoutMs", "maxPendi
 /** Past this many unsent reply bytes, a client's requests are no longer read until it reads its replies. */
 const HIGH_WATER_BYTES = 1 << 20;
 
-const enum Stage {
-  Hello,
-  Prove,
-  Ready,
-}
-
 interface Connection {
   socket: Socket;
   peer: string;
-  stage: Stage;
-  nonces: Buffer[];
+  login: ServerLogin;
   loginTimer: NodeJS.Timeout | null;
   cancels: Set<() => void>;
   /** Frames received and not yet handled (a chunk's worth at most while answers wait to be sent). */
@@ -144,7 +136,7 @@ export class TCPStoreServer {
     // Until it has logged in, a connection must never be what keeps the process running.
     socket.unref();
     socket.setNoDelay(true);
-    const conn: Connection = { socket, peer: `${socket.remoteAddress}:${socket.remotePort}`, stage: Stage.Hello, nonces: [], loginTimer: null, cancels: new Set(), queue: [] };
+    const conn: Connection = { socket, peer: `${socket.remoteAddress}:${socket.remotePort}`, login: new ServerLogin(this.token), loginTimer: null, cancels: new Set(), queue: [] };
     if (this.loggingIn.size >= this.maxPendingLogins) {
       const oldest = this.loggingIn.values().next().value!;
       this.refuse(oldest, `${this.maxPendingLogins} connections were already logging in; the oldest is dropped`);
@@ -153,13 +145,13 @@ export class TCPStoreServer {
     this.loggingIn.add(conn);
     conn.loginTimer = setTimeout(() => this.refuse(conn, `it did not complete the login within ${this.helloTimeoutMs} ms`), this.helloTimeoutMs);
     conn.loginTimer.unref();
-    const splitter = new FrameSplitter(() => (conn.stage === Stage.Ready ? MAX_FRAME : MAX_UNAUTHENTICATED_FRAME));
+    const splitter = new FrameSplitter(() => (conn.login.done ? MAX_FRAME : MAX_UNAUTHENTICATED_FRAME));
     socket.on("data", (chunk: Buffer) => {
       let frames: Buffer[];
       try {
         frames = splitter.push(chunk);
       } catch (err) {
-        if (conn.stage === Stage.Ready) this.log(`dropped the connection from ${conn.peer}: ${(err as Error).message}`);
+        if (conn.login.done) this.log(`dropped the connection from ${conn.peer}: ${(err as Error).message}`);
         else this.refuse(conn, (err as Error).message);
         this.drop(conn);
         return;
@@ -180,7 +172,7 @@ export class TCPStoreServer {
     let next = 0;
     while (next < conn.queue.length && this.connections.has(conn) && socket.writableLength <= HIGH_WATER_BYTES) {
       const frame = conn.queue[next++]!;
-      if (conn.stage === Stage.Ready) this.handle(conn, frame);
+      if (conn.login.done) this.handle(conn, frame);
       else this.login(conn, frame);
     }
     conn.queue.splice(0, next);
@@ -194,38 +186,26 @@ export class TCPStoreServer {
     }
   }
 
-  /** One step of the handshake; anything but the expected frame drops the connection unanswered. */
+  /** One step of the login; anything but the expected frame drops the connection unanswered. */
   private login(conn: Connection, frame: Buffer): void {
-    let refusal: string;
+    let id = 0;
+    let body: (w: FrameWriter) => void;
     try {
       const r = new FrameReader(frame);
       const command = r.u8();
-      const id = r.u32();
-      if (conn.stage === Stage.Hello && command === Command.Hello) {
-        const nonceC = Buffer.from(r.bytes());
-        if (nonceC.length !== NONCE_BYTES) throw new Error(`its nonce has ${nonceC.length} bytes, not ${NONCE_BYTES}`);
-        const nonceS = newNonce();
-        conn.nonces = [nonceC, nonceS];
-        conn.stage = Stage.Prove;
-        this.reply(conn, Status.Ok, id, (w) => w.bytes(nonceS).bytes(tokenProof(this.token, SERVER_PROOF, nonceC, nonceS)));
-        return;
-      }
-      if (conn.stage === Stage.Prove && command === Command.Prove) {
-        if (!proofMatches(r.bytes(), tokenProof(this.token, CLIENT_PROOF, conn.nonces[0]!, conn.nonces[1]!))) {
-          throw new Error("it does not hold the job token (wrong proof)");
-        }
-        conn.stage = Stage.Ready;
-        clearTimeout(conn.loginTimer!);
-        this.loggingIn.delete(conn);
-        if (!this.unrefed) conn.socket.ref();
-        this.reply(conn, Status.Ok, id);
-        return;
-      }
-      refusal = conn.stage === Stage.Hello ? "it did not start with the store handshake (no ringtorch client, or an older one)" : "it sent no token proof";
+      id = r.u32();
+      body = conn.login.step(r, command);
     } catch (err) {
-      refusal = /malformed/.test((err as Error).message) ? "its handshake was malformed" : (err as Error).message;
+      const why = (err as Error).message;
+      this.refuse(conn, /malformed store frame/.test(why) ? "its login was malformed" : why);
+      return;
     }
-    this.refuse(conn, refusal);
+    if (conn.login.done) {
+      clearTimeout(conn.loginTimer!);
+      this.loggingIn.delete(conn);
+      if (!this.unrefed) conn.socket.ref();
+    }
+    this.reply(conn, Status.Ok, id, body);
   }
 
   private handle(conn: Connection, frame: Buffer): void {

@@ -1,11 +1,12 @@
 import { connect as netConnect, type Socket } from "node:net";
 import { checkOptions } from "../../util/options.js";
-import { CLIENT_PROOF, Command, FrameReader, FrameSplitter, FrameWriter, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, SERVER_PROOF, Status } from "./protocol.js";
-import { newNonce, proofMatches, tokenProof } from "./proof.js";
+import { Command, FrameReader, FrameSplitter, FrameWriter, MAX_FRAME, MAX_UNAUTHENTICATED_FRAME, Status } from "./protocol.js";
+import { clientLogin, SilentServerError, StoreAuthError } from "./login.js";
 import { DEFAULT_STORE_TIMEOUT_MS, type Store, StoreTimeoutError, toBytes } from "./store.js";
 import { checkTokenGiven } from "./token.js";
 
 export { TCPStoreServer, type StoreServerOptions } from "./store_server.js";
+export { StoreAuthError } from "./login.js";
 
 export interface TCPStoreConnectOptions {
   host: string;
@@ -34,24 +35,6 @@ const LOGIN_REPLY_MS = 5000;
  * not a ringtorch store (which answers at once, from its own thread or an idle event loop).
  */
 const SILENT_LOGINS = 3;
-
-class SilentServerError extends Error {}
-
-/**
- * Raised when the process listening at the store's address did not prove that it holds the job
- * token. The client has then sent it nothing but a random nonce, and retrying cannot help.
- */
-export class StoreAuthError extends Error {
-  constructor(address: string, why: string) {
-    super(
-      `the process listening at ${address} did not prove that it holds this job's token (${why}), so nothing was sent ` +
-        "to it. Someone else may hold the port (any program, possibly another user's: pick another port " +
-        "(MASTER_PORT or the rendezvous endpoint's) and see who listens with `ss -ltnp`), or it is the store of " +
-        "another job: every rank must run with the RINGTORCH_STORE_TOKEN of the process that hosts the store.",
-    );
-    this.name = "StoreAuthError";
-  }
-}
 
 /**
  * A client of TCPStoreServer. One socket carries every request, matched to its answer by id.
@@ -140,28 +123,17 @@ export class TCPStore implements Store {
     );
   }
 
-  /** The login: the server proves the token first; only then does this client prove it. */
+  /** The login (login.ts), each answer awaited at most `replyMs`. */
   private async logIn(token: string, replyMs: number): Promise<void> {
-    const nonceC = newNonce();
-    let r: FrameReader;
-    try {
-      r = await this.request(new FrameWriter().u8(Command.Hello).u32(0).bytes(nonceC), 0, 0, undefined, replyMs);
-    } catch (err) {
-      if (err instanceof StoreAuthError) throw err;
-      const silent = !this.failure;
-      const message = `the process at ${this.address} did not answer the store login (${(err as Error).message})`;
-      throw silent ? new SilentServerError(message) : new Error(message);
-    }
-    let nonceS: Uint8Array;
-    let proofS: Uint8Array;
-    try {
-      nonceS = r.bytes();
-      proofS = r.bytes();
-    } catch {
-      throw new StoreAuthError(this.address, "its answer to the login was malformed");
-    }
-    if (!proofMatches(proofS, tokenProof(token, SERVER_PROOF, nonceC, nonceS))) throw new StoreAuthError(this.address, "its proof was wrong");
-    await this.request(new FrameWriter().u8(Command.Prove).u32(0).bytes(tokenProof(token, CLIENT_PROOF, nonceC, nonceS)), 0, 0, undefined, replyMs);
+    await clientLogin(token, this.address, async (w) => {
+      try {
+        return await this.request(w, 0, 0, undefined, replyMs);
+      } catch (err) {
+        if (err instanceof StoreAuthError) throw err;
+        const message = `the process at ${this.address} did not answer the store login (${(err as Error).message})`;
+        throw this.failure ? new Error(message) : new SilentServerError(message);
+      }
+    });
     this.loggedIn = true;
   }
 
