@@ -113,7 +113,7 @@ describe("stores", () => {
     );
     // The wrong-token client stopped at the server's proof: the server saw it leave, nothing to refuse.
     assert.equal(logged.length, 1);
-    assert.match(logged[0]!, /refused a connection from 127\.0\.0\.1:\d+: it did not start with the store handshake/);
+    assert.match(logged[0]!, /refused a connection from 127\.0\.0\.1:\d+: it did not start with the store login/);
   });
 
   it("reports a port already taken clearly", async () => {
