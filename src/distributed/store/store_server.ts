@@ -45,7 +45,7 @@ interface Connection {
 
 /**
  * The server side of TCPStore. It keeps the table in this process's memory and answers only
- * clients that logged in with the store handshake (protocol.ts): this server proves that it
+ * clients that completed the store login (protocol.ts, login.ts): this server proves that it
  * holds the job token first, then the client proves it; the token itself never crosses the wire.
  *
  * A connection that has not logged in costs little and holds nothing up: it is dropped, without
@@ -156,7 +156,7 @@ export class TCPStoreServer {
         this.drop(conn);
         return;
       }
-      conn.queue.push(...frames);
+      for (const f of frames) conn.queue.push(f);
       this.serve(conn);
     });
     socket.on("close", () => this.drop(conn));
