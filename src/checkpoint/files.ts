@@ -34,7 +34,7 @@ function kindOf(stat: Stats): string {
   if (stat.isFIFO()) return "a FIFO";
   if (stat.isCharacterDevice() || stat.isBlockDevice()) return "a device";
   if (stat.isSocket()) return "a socket";
-  return "not a regular file";
+  return stat.isFile() ? "a file" : "not a regular file";
 }
 
 /**
