@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { checkOptions } from "../util/options.js";
 import { MANIFEST, verifyCheckpoint, verifyCheckpointOnce, type Manifest } from "./manifest.js";
 
 const STEP_DIR = /^step_(\d+)$/;
@@ -48,6 +49,7 @@ export function latest(root: string, options: LatestOptions = {}): { path: strin
  * newest checkpoint never costs the good ones before it, and nothing is deleted on a read error.
  */
 export function prune(root: string, keepLast: number, options: { onUnverified?: (path: string, reason: string) => void } = {}): void {
+  checkOptions("checkpoint.prune", options, ["onUnverified"]);
   if (!Number.isInteger(keepLast) || keepLast < 1) throw new RangeError(`checkpoint: keepLast must be a positive integer, got ${keepLast}`);
   const onUnverified = options.onUnverified ?? ((path, reason) => console.warn(`ringtorch checkpoint: keeping ${path}, which does not verify (${reason}); it does not count towards keepLast`));
   let kept = 0;
