@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { MANIFEST, verifyCheckpoint, type Manifest } from "./manifest.js";
+import { checkOptions } from "../util/options.js";
+import { MANIFEST, verifyCheckpoint, verifyCheckpointOnce, type Manifest } from "./manifest.js";
 
 const STEP_DIR = /^step_(\d+)$/;
 
@@ -40,20 +41,33 @@ export function latest(root: string, options: LatestOptions = {}): { path: strin
 }
 
 /**
- * Deletes all but the newest `keepLast` complete checkpoints, and incomplete ones older than the
- * newest complete one (a newer incomplete one may be a save still in progress). Completeness here
- * is the manifest's presence; checksums are verified when a checkpoint is loaded.
+ * Deletes all but the newest `keepLast` complete checkpoints, and incomplete ones (no manifest:
+ * a save that crashed) older than the newest complete one; a newer incomplete one may be a save
+ * still in progress. Complete means verified: every listed file present with its size and
+ * checksum (read once per process, see verifyCheckpointOnce). A checkpoint with a manifest that
+ * does not verify neither counts towards `keepLast` nor is deleted: an unreadable or damaged
+ * newest checkpoint never costs the good ones before it, and nothing is deleted on a read error.
  */
-export function prune(root: string, keepLast: number): void {
+export function prune(root: string, keepLast: number, options: { onUnverified?: (path: string, reason: string) => void } = {}): void {
+  checkOptions("checkpoint.prune", options, ["onUnverified"]);
+  if (!Number.isInteger(keepLast) || keepLast < 1) throw new RangeError(`checkpoint: keepLast must be a positive integer, got ${keepLast}`);
+  const onUnverified = options.onUnverified ?? ((path, reason) => console.warn(`ringtorch checkpoint: keeping ${path}, which does not verify (${reason}); it does not count towards keepLast`));
   let kept = 0;
   let newestCompleteStep = -1;
   for (const { step, path } of listCheckpoints(root)) {
-    const complete = existsSync(join(path, MANIFEST));
-    if (complete && kept < keepLast) {
-      kept++;
-      newestCompleteStep = Math.max(newestCompleteStep, step);
+    if (!existsSync(join(path, MANIFEST))) {
+      if (newestCompleteStep >= 0 && step < newestCompleteStep) rmSync(path, { recursive: true, force: true });
       continue;
     }
-    if (complete || (newestCompleteStep >= 0 && step < newestCompleteStep)) rmSync(path, { recursive: true, force: true });
+    try {
+      verifyCheckpointOnce(path);
+    } catch (err) {
+      onUnverified(path, (err as Error).message);
+      continue;
+    }
+    if (kept < keepLast) {
+      kept++;
+      newestCompleteStep = Math.max(newestCompleteStep, step);
+    } else rmSync(path, { recursive: true, force: true });
   }
 }

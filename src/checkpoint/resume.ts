@@ -1,6 +1,6 @@
 import { setRngState, type GeneratorState } from "../tensor/random.js";
 import { latest } from "./directory.js";
-import { load } from "./load.js";
+import { loadVerified } from "./load.js";
 import { distributedContext } from "./world.js";
 
 interface Loadable {
@@ -50,7 +50,8 @@ export async function resume(root: string, targets: ResumeTargets = {}): Promise
   const found = latest(root);
   if (!found) return { path: null, step: 0, epoch: 0, batch: 0, state: {} };
   const world = distributedContext();
-  const { path, manifest, state } = load(found.path, { rank: world.rank });
+  // latest() just verified every file; loading checksums again what it reads.
+  const { path, manifest, state } = loadVerified(found.path, found.manifest, world.rank);
   const apply = (name: keyof ResumeTargets, target: Loadable | undefined) => {
     if (!target) return;
     if (!(name in state)) throw new Error(`checkpoint.resume: ${path} holds no ${name} state to load`);

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { getRngState } from "../tensor/random.js";
 import type { Tensor } from "../tensor/tensor.js";
@@ -6,7 +5,9 @@ import { clone } from "../ops/creation.js";
 import { safetensorsChunks } from "../serialization/io.js";
 import { AsyncCheckpointWriter } from "./async_writer.js";
 import { prune, stepDirName } from "./directory.js";
-import { FORMAT_VERSION, type Manifest, type ManifestFile } from "./manifest.js";
+import { readSmallFile } from "./files.js";
+import { checkManifestFile, FORMAT_VERSION, rememberVerified, type Manifest, type ManifestFile } from "./manifest.js";
+import { checkOptions } from "../util/options.js";
 import { splitState } from "./state_split.js";
 import { runWriteJob, writeFiles, type FileToWrite, type WriteJob } from "./write_dir.js";
 import { distributedContext, type DistributedContext } from "./world.js";
@@ -76,8 +77,12 @@ let writer: AsyncCheckpointWriter | null = null;
  * ranks wait at a barrier until it is on disk. Sharded state is written by every rank.
  */
 export async function save(root: string, state: Record<string, unknown>, options: SaveOptions): Promise<Manifest | null> {
-  const { step } = options;
+  checkOptions("checkpoint.save", options, ["step", "async", "keepLast", "sharded", "world"]);
+  const { step } = options ?? {};
   if (!Number.isInteger(step) || step < 0) throw new RangeError(`checkpoint.save: step must be a non-negative integer, got ${step}`);
+  if (options.keepLast !== undefined && (!Number.isInteger(options.keepLast) || options.keepLast < 1)) {
+    throw new RangeError(`checkpoint.save: keepLast must be a positive integer (how many complete checkpoints to keep), got ${options.keepLast}`);
+  }
   const world = { ...distributedContext(), ...options.world };
   const dir = join(root, stepDirName(step));
   const asyncWrite = options.async ?? false;
@@ -111,6 +116,8 @@ export async function save(root: string, state: Record<string, unknown>, options
         for (const t of snapshots) t.storage.release();
       }
     } else result = runWriteJob(job);
+    // Its writer computed every checksum as it wrote: pruning need not read it back.
+    if (result) rememberVerified(dir);
     if (options.keepLast !== undefined) prune(root, options.keepLast);
   }
   if (!asyncWrite) world.barrier();
@@ -124,8 +131,11 @@ function writeJsonFile(dir: string, name: string, value: unknown): void {
 function readShardLists(dir: string, worldSize: number): ManifestFile[] {
   const all: ManifestFile[] = [];
   for (let r = 0; r < worldSize; r++) {
-    const path = join(dir, `rank_${String(r).padStart(5, "0")}.files.json`);
-    all.push(...(JSON.parse(readFileSync(path, "utf8")) as ManifestFile[]));
+    const name = `rank_${String(r).padStart(5, "0")}.files.json`;
+    const list = JSON.parse(new TextDecoder().decode(readSmallFile(dir, name, 64 * 1024 * 1024))) as unknown;
+    if (!Array.isArray(list)) throw new Error(`checkpoint ${dir}: ${name} is not a list of files`);
+    for (const f of list) checkManifestFile(dir, f, name);
+    all.push(...(list as ManifestFile[]));
   }
   return all;
 }

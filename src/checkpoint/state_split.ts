@@ -25,7 +25,8 @@ export function splitState(state: Record<string, unknown>): SplitState {
   const files = new Map<string, Map<string, Tensor>>();
   const walk = (value: unknown, file: string, path: string[]): unknown => {
     if (value instanceof Tensor) {
-      const name = path.join(".");
+      // A tensor saved directly under a top-level key is named after the key (safetensors has no empty names).
+      const name = path.length === 0 ? file : path.join(".");
       let tensors = files.get(file);
       if (!tensors) files.set(file, (tensors = new Map()));
       if (tensors.has(name)) throw new Error(`checkpoint.save: two tensors would be stored under the name ${JSON.stringify(name)} in ${file}`);

@@ -1,7 +1,8 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { crc32 } from "node:zlib";
 import { writeFileAtomic } from "../util/atomic_file.js";
-import { crcOf, MANIFEST, type Manifest, type ManifestFile } from "./manifest.js";
+import { checkFileName, FILE_MODE, makeStepDir } from "./files.js";
+import { MANIFEST, type Manifest, type ManifestFile } from "./manifest.js";
 
 export interface FileToWrite {
   name: string;
@@ -15,12 +16,25 @@ export interface WriteJob {
   manifest: (Omit<Manifest, "files"> & { extraFiles: ManifestFile[] }) | null;
 }
 
-/** Writes each file atomically and returns its size and CRC-32 for the manifest. */
+/**
+ * Writes each file atomically (mode 0600, in bounded slices, so a tensor of any size goes) and
+ * returns its size and CRC-32 for the manifest, computed from the bytes as they were written.
+ * The step folder is created 0700, and refused when something else already holds its name.
+ */
 export function writeFiles(dir: string, files: readonly FileToWrite[]): ManifestFile[] {
-  mkdirSync(dir, { recursive: true });
+  makeStepDir(dirname(dir), dir);
   return files.map(({ name, chunks }) => {
-    writeFileAtomic(join(dir, name), chunks);
-    return { name, bytes: chunks.reduce((n, c) => n + c.byteLength, 0), crc32: crcOf(chunks) };
+    checkFileName(dir, name, "checkpoint.save");
+    let crc = 0;
+    let bytes = 0;
+    writeFileAtomic(join(dir, name), chunks, {
+      mode: FILE_MODE,
+      onSlice: (slice) => {
+        crc = crc32(slice, crc);
+        bytes += slice.byteLength;
+      },
+    });
+    return { name, bytes, crc32: crc >>> 0 };
   });
 }
 
@@ -34,6 +48,6 @@ export function runWriteJob(job: WriteJob): Manifest | null {
   if (!job.manifest) return null;
   const { extraFiles, ...rest } = job.manifest;
   const manifest: Manifest = { ...rest, files: [...written, ...extraFiles] };
-  writeFileAtomic(join(job.dir, MANIFEST), [new TextEncoder().encode(JSON.stringify(manifest, null, 2))]);
+  writeFileAtomic(join(job.dir, MANIFEST), [new TextEncoder().encode(JSON.stringify(manifest, null, 2))], { mode: FILE_MODE });
   return manifest;
 }

@@ -263,7 +263,7 @@ function writeJobErrorFile(root: FailureRecord): void {
   const path = process.env.RINGTORCH_ERROR_FILE ?? process.env.TORCHELASTIC_ERROR_FILE;
   if (path === undefined || path === "") return;
   try {
-    writeFileSync(path, JSON.stringify(root, null, 2) + "\n");
+    writeFileSync(path, JSON.stringify(root, null, 2) + "\n", { mode: 0o600 });
   } catch {
     // The summary on stderr already says everything; a bad path must not hide it.
   }

@@ -40,7 +40,8 @@ export function recordError(error: unknown, path = process.env.RINGTORCH_ERROR_F
   }
   let fd: number;
   try {
-    fd = openSync(path, "wx");
+    // Only the owner may read it: an error message can carry paths, data or secrets.
+    fd = openSync(path, "wx", 0o600);
   } catch {
     return undefined;
   }

@@ -101,7 +101,11 @@ export function resolveConfig(parsed: ParsedArgs, env: NodeJS.ProcessEnv, cwd: s
   if (!standalone && storePort === 0 && maxNodes > 1) throw new UsageError("port 0 (any free port) works only for a single-node job; give the store a fixed port that every node can reach");
 
   const runId = standalone ? randomUUID() : fromUser("rdzv-id") ?? fromCluster("rdzv-id", cluster?.runId) ?? option("rdzv-id");
-  if (!/^[\w.-]+$/.test(runId)) throw new UsageError(`--rdzv-id '${runId}' must be letters, digits, '.', '_' or '-' (it names a folder)`);
+  // It names a folder under --log-dir that each attempt deletes and recreates: "." or ".." would
+  // make that the log folder itself or its parent.
+  if (!/^[\w.-]+$/.test(runId) || runId === "." || runId === "..") {
+    throw new UsageError(`--rdzv-id '${runId}' must be letters, digits, '.', '_' or '-', and not '.' or '..' (it names a folder under --log-dir)`);
+  }
 
   const token = env.RINGTORCH_STORE_TOKEN ?? (maxNodes === 1 ? randomBytes(32).toString("hex") : undefined);
   if (token === undefined || token === "") {

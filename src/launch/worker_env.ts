@@ -22,7 +22,7 @@
  * | RINGTORCH_ERROR_FILE         | where this worker's uncaught error is written as JSON            |
  * | TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID, TORCHELASTIC_ERROR_FILE | the same values under torchrun's names |
  * | RINGTORCH_NUM_THREADS=1, OMP_NUM_THREADS=1 | only when several workers share the node, each unless the user set it (RINGTORCH_NUM_THREADS follows a user's OMP_NUM_THREADS): one compute thread per rank instead of every rank claiming every core |
- * | RINGTORCH_AGENT_PID          | ringrun's pid; with RINGTORCH_LIFELINE_FD (the fd of a pipe from ringrun) the preload exits the worker when ringrun is gone |
+ * | RINGTORCH_AGENT_PID          | ringrun's pid; with RINGTORCH_LIFELINE_FD (the fd of a pipe from ringrun) the preload exits the worker, and its process group, when ringrun is gone, even if it went before the preload ran (lifeline.ts) |
  *
  * Without RANK in its environment the same script is expected to run as a single process.
  */

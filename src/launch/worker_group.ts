@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { Writable } from "node:stream";
+import { removeStaleSegments } from "../distributed/engine/shm_names.js";
 import { signalGroup } from "./signals.js";
 import { routeStream, type WorkerLogPaths } from "./worker_output.js";
 
@@ -33,9 +34,10 @@ export interface WorkerExit {
 
 interface Worker {
   readonly spec: WorkerSpec;
-  readonly child: ChildProcess;
+  /** Undefined when spawn() itself threw. */
+  readonly child: ChildProcess | undefined;
   exit: WorkerExit | undefined;
-  readonly outputDone: Promise<void>;
+  outputDone: Promise<void>;
 }
 
 /**
@@ -46,15 +48,24 @@ interface Worker {
  * terminal would be stopped by SIGTTIN.
  */
 export class WorkerGroup {
-  private readonly workers: Worker[];
+  private readonly workers: Worker[] = [];
   private readonly listeners = new Set<() => void>();
 
+  /**
+   * Starts the workers in order. Each joins the group the moment it exists, so that stop() and
+   * kill() reach it whatever happens next; the first that cannot be started (no file descriptors
+   * left, no such command) ends the spawning, and shows up as that rank's failure.
+   */
   constructor(specs: readonly WorkerSpec[]) {
-    this.workers = specs.map((spec) => this.startOne(spec));
+    for (const spec of specs) {
+      const worker = this.startOne(spec);
+      this.workers.push(worker);
+      if (worker.child?.pid === undefined) break;
+    }
   }
 
   get pids(): number[] {
-    return this.workers.flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]));
+    return this.workers.flatMap((w) => (w.child?.pid === undefined ? [] : [w.child.pid]));
   }
 
   exits(): WorkerExit[] {
@@ -88,7 +99,7 @@ export class WorkerGroup {
    * children did not. Resolves when all output has been written.
    */
   async stop(signal: NodeJS.Signals, graceMs: number): Promise<void> {
-    for (const w of this.workers) if (w.exit === undefined && w.child.pid !== undefined) signalGroup(w.child.pid, signal);
+    for (const w of this.workers) if (w.exit === undefined && w.child?.pid !== undefined) signalGroup(w.child.pid, signal);
     const deadline = Date.now() + graceMs;
     while (this.running > 0 && Date.now() < deadline) await this.waitForChange(Math.min(100, deadline - Date.now()));
     this.kill();
@@ -99,7 +110,7 @@ export class WorkerGroup {
 
   /** SIGKILL to every group at once; safe to call from an exit handler. */
   kill(): void {
-    for (const w of this.workers) if (w.child.pid !== undefined) signalGroup(w.child.pid, "SIGKILL");
+    for (const w of this.workers) if (w.child?.pid !== undefined) signalGroup(w.child.pid, "SIGKILL");
   }
 
   /**
@@ -111,26 +122,34 @@ export class WorkerGroup {
     await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 2000).unref())]);
   }
 
+  /**
+   * Starts one worker. Listeners go on before anything else touches the child: when spawn fails
+   * for lack of file descriptors (EMFILE) Node gives the child no stdio at all and reports the
+   * error on the next tick, and an 'error' event without a listener would end ringrun itself.
+   */
   private startOne(spec: WorkerSpec): Worker {
-    const child = spawn(spec.command, [...spec.args], {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
-    });
-    const outputDone = Promise.all([
-      routeStream(child.stdout!, spec.toFile.stdout ? spec.logs.stdout : undefined, spec.console.stdout, spec.prefix),
-      routeStream(child.stderr!, spec.toFile.stderr ? spec.logs.stderr : undefined, spec.console.stderr, spec.prefix),
-    ]).then(() => undefined);
+    let child: ChildProcess | undefined;
+    let thrown: string | undefined;
+    try {
+      child = spawn(spec.command, [...spec.args], {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
+      });
+    } catch (error) {
+      thrown = (error as Error).message;
+    }
+    let outputDone: Promise<void> = Promise.resolve();
     const worker: Worker = { spec, child, exit: undefined, outputDone };
-    const lifeline = child.stdio[3] as { destroy(): void } | null;
     const settle = (exitCode: number | null, signal: NodeJS.Signals | null, spawnError?: string): void => {
       if (worker.exit !== undefined) return;
-      lifeline?.destroy();
+      // stdio is missing altogether when spawn failed for lack of descriptors.
+      (child?.stdio?.[3] as { destroy(): void } | null | undefined)?.destroy();
       worker.exit = {
         rank: spec.rank,
         localRank: spec.localRank,
-        pid: child.pid,
+        pid: child?.pid,
         exitCode,
         signal,
         at: new Date(),
@@ -138,10 +157,33 @@ export class WorkerGroup {
         logs: spec.logs,
         toFile: spec.toFile,
       };
+      // A rank that died during mesh set-up cannot unlink its shared-memory segments itself.
+      removeStaleSegments();
       for (const listener of [...this.listeners]) listener();
     };
+    if (child === undefined) {
+      // Reported like an asynchronous spawn error, after the caller has the worker in its list.
+      queueMicrotask(() => settle(127, null, explainSpawnError(thrown)));
+      return worker;
+    }
     child.once("exit", (code, signal) => settle(code, signal));
-    child.once("error", (error) => settle(127, null, error.message));
+    child.once("error", (error) => settle(127, null, explainSpawnError(error.message)));
+    if (child.stdout && child.stderr) {
+      outputDone = Promise.all([
+        routeStream(child.stdout, spec.toFile.stdout ? spec.logs.stdout : undefined, spec.console.stdout, spec.prefix),
+        routeStream(child.stderr, spec.toFile.stderr ? spec.logs.stderr : undefined, spec.console.stderr, spec.prefix),
+      ]).then(() => undefined);
+      worker.outputDone = outputDone;
+    }
     return worker;
   }
+}
+
+/** Spawn errors a user can act on get the action. */
+function explainSpawnError(message: string | undefined): string {
+  const text = message ?? "spawn failed";
+  if (/\b(EMFILE|ENFILE)\b/.test(text)) {
+    return `${text} (no file descriptors left: each worker needs about 4 in ringrun, plus 2 with log files; raise the limit, e.g. \`ulimit -n 4096\`)`;
+  }
+  return text;
 }

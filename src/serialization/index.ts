@@ -4,5 +4,5 @@
  *   serialization.save(model.stateDict(), "model.safetensors");
  *   model.loadStateDict(serialization.load("model.safetensors"));
  */
-export { save, load, loadFile, serialize, deserialize, type TensorDict, type LoadedFile } from "./io.js";
+export { save, load, loadFile, serialize, deserialize, type TensorDict, type LoadedFile, type LoadOptions } from "./io.js";
 export { SafetensorsError, parseHeader, buildHeader, HEADER_LIMIT_BYTES } from "./safetensors.js";

@@ -148,3 +148,18 @@ test("resume with no checkpoint starts fresh; bad state is a clear error", async
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a tensor saved directly under a top-level key comes back under that key", async () => {
+  const dir = tempDir();
+  try {
+    const weights = rt.tensor([[1, 2], [3, 4]]);
+    await checkpoint.save(dir, { weights, note: "x" }, { step: 1 });
+    const names = Object.keys(rt.serialization.load(join(dir, "step_00000001", "weights.safetensors")));
+    assert.deepEqual(names, ["weights"]);
+    const { state } = checkpoint.load(dir);
+    assert.deepEqual(Array.from((state.weights as rt.Tensor).data()), [1, 2, 3, 4]);
+    assert.equal(state.note, "x");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
