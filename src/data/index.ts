@@ -20,3 +20,4 @@ export { ListDataset, mapAsync, filterAsync } from "./list_dataset.js";
 export { padSequence, type PadSequenceOptions } from "./pad_sequence.js";
 export { DataCollatorWithPadding, DataCollatorForLanguageModeling, type TextFeature, type TextBatch, type PaddingCollatorOptions } from "./collators.js";
 export { packSequences, packSequencesAsync, type PackOptions } from "./packing.js";
+export * as prepare from "./prepare/index.js";
