@@ -24,10 +24,10 @@ async function write(name: string, records: Iterable<unknown> | AsyncIterable<un
   const out = createWriteStream(path);
   let n = 0;
   for await (const r of records) {
-    if (!out.write(JSON.stringify(r) + "\n")) await new Promise((ok) => out.once("drain", ok));
+    if (!out.write(JSON.stringify(r) + "\n")) await new Promise<void>((ok) => out.once("drain", () => ok()));
     n++;
   }
-  await new Promise((ok) => out.end(ok));
+  await new Promise<void>((ok) => out.end(() => ok()));
   console.log(`${path}: ${n} records`);
 }
 
