@@ -35,6 +35,15 @@ const ASCII_PRINTABLE = /^[\x21-\x7e]*$/;
 /** A string's UTF-8 bytes, each spelled as its byte-level character. */
 export function toByteLevel(s: string): string {
   if (ASCII_PRINTABLE.test(s)) return s;
+  // ASCII (a word with its leading space): one table lookup per character, no UTF-8 encoding.
+  let ascii = "";
+  let i = 0;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 128) break;
+    ascii += byteToChar[c];
+  }
+  if (i === s.length) return ascii;
   const bytes = encoder.encode(s);
   let out = "";
   for (let i = 0; i < bytes.length; i++) out += byteToChar[bytes[i]];

@@ -17,6 +17,34 @@ export function makeEncoding(ids: number[], tokens: string[], typeId: number): E
   return { ids, tokens, typeIds: ids.map(() => typeId), attentionMask: ids.map(() => 1), specialTokensMask: ids.map(() => 0) };
 }
 
+/** Builds one encoding from sequences and special tokens without intermediate arrays. */
+export class EncodingBuilder {
+  readonly out: Encoding = { ids: [], tokens: [], typeIds: [], attentionMask: [], specialTokensMask: [] };
+  /** Appends a sequence, its type ids all set to typeId (or kept when typeId is null). */
+  sequence(e: Encoding, typeId: number | null): this {
+    const o = this.out;
+    for (let i = 0; i < e.ids.length; i++) {
+      o.ids.push(e.ids[i]);
+      o.tokens.push(e.tokens[i]);
+      o.typeIds.push(typeId ?? e.typeIds[i]);
+      o.attentionMask.push(e.attentionMask[i]);
+      o.specialTokensMask.push(e.specialTokensMask[i]);
+    }
+    return this;
+  }
+  special(ids: readonly number[], tokens: readonly string[], typeId: number): this {
+    const o = this.out;
+    for (let i = 0; i < ids.length; i++) {
+      o.ids.push(ids[i]);
+      o.tokens.push(tokens[i]);
+      o.typeIds.push(typeId);
+      o.attentionMask.push(1);
+      o.specialTokensMask.push(1);
+    }
+    return this;
+  }
+}
+
 export function concatEncodings(parts: readonly Encoding[]): Encoding {
   const out: Encoding = { ids: [], tokens: [], typeIds: [], attentionMask: [], specialTokensMask: [] };
   for (const p of parts) {

@@ -15,6 +15,8 @@ export interface Normalizer {
 const CONTROL = /(?![\t\n\r])[\p{C}\u{FFFD}]/gu;
 const BERT_SPACE = new RegExp(`[${WHITESPACE}]`, "gu");
 const CJK = new RegExp(`([${CJK_RANGES}])`, "gu");
+const ASCII_CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
+const ASCII_SPACE = /[\t\n\r]/g;
 const NONSPACING_MARK = /\p{Mn}/gu;
 // Fast paths: most text is ASCII, where NFD, accent stripping and CJK padding change nothing.
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -28,7 +30,7 @@ export class BertNormalizer implements Normalizer {
   ) {}
   normalize(s: string): string {
     const ascii = !NON_ASCII.test(s);
-    if (this.cleanText) s = s.replace(CONTROL, "").replace(ascii ? /[\t\n\r\v\f]/g : BERT_SPACE, " ");
+    if (this.cleanText) s = ascii ? s.replace(ASCII_CONTROL, "").replace(ASCII_SPACE, " ") : s.replace(CONTROL, "").replace(BERT_SPACE, " ");
     if (this.handleChineseChars && !ascii) s = s.replace(CJK, " $1 ");
     if ((this.stripAccents ?? this.lowercase) && !ascii) s = stripAccents(s.normalize("NFD"));
     if (this.lowercase) s = lowercase(s);

@@ -2,7 +2,7 @@
  * Post-processors of tokenizer.json (`post_processor`): add the special tokens around one
  * sequence or a pair ([CLS] A [SEP] B [SEP]) and set the token type ids.
  */
-import { type Encoding, concatEncodings } from "./encoding.js";
+import { type Encoding, EncodingBuilder, concatEncodings } from "./encoding.js";
 import { type Json, type JsonObject, TokenizerFormatError, arr, bool, describeJson, int, obj, str, typeOf, unknownType } from "./json.js";
 
 export interface PostProcessor {
@@ -19,10 +19,6 @@ export interface SpecialTokenTemplate {
   tokens: string[];
 }
 
-function special(ids: number[], tokens: string[], typeId: number): Encoding {
-  return { ids: [...ids], tokens: [...tokens], typeIds: ids.map(() => typeId), attentionMask: ids.map(() => 1), specialTokensMask: ids.map(() => 1) };
-}
-
 export class TemplateProcessing implements PostProcessor {
   constructor(readonly single: TemplatePiece[], readonly pair: TemplatePiece[], readonly specialTokens: Map<string, SpecialTokenTemplate>) {
     for (const p of [...single, ...pair]) {
@@ -35,17 +31,15 @@ export class TemplateProcessing implements PostProcessor {
     return n;
   }
   process(a: Encoding, b: Encoding | null, addSpecialTokens: boolean): Encoding {
-    const parts: Encoding[] = [];
+    const out = new EncodingBuilder();
     for (const p of b === null ? this.single : this.pair) {
-      if (p.kind === "sequence") {
-        const e = p.id === "A" ? a : b!;
-        parts.push({ ...e, typeIds: e.ids.map(() => p.typeId) });
-      } else if (addSpecialTokens) {
+      if (p.kind === "sequence") out.sequence(p.id === "A" ? a : b!, p.typeId);
+      else if (addSpecialTokens) {
         const t = this.specialTokens.get(p.id)!;
-        parts.push(special(t.ids, t.tokens, p.typeId));
+        out.special(t.ids, t.tokens, p.typeId);
       }
     }
-    return concatEncodings(parts);
+    return out.out;
   }
   toJSON(): JsonObject {
     const piece = (p: TemplatePiece): Json => (p.kind === "special" ? { SpecialToken: { id: p.id, type_id: p.typeId } } : { Sequence: { id: p.id, type_id: p.typeId } });
@@ -63,15 +57,20 @@ export class BertProcessing implements PostProcessor {
   }
   process(a: Encoding, b: Encoding | null, addSpecialTokens: boolean): Encoding {
     const typeB = this.roberta ? 0 : 1;
-    if (!addSpecialTokens) return concatEncodings(b === null ? [a] : [a, { ...b, typeIds: b.ids.map(() => typeB) }]);
-    const [sepT, sepId] = this.sep;
-    const [clsT, clsId] = this.cls;
-    const parts = [special([clsId], [clsT], 0), { ...a, typeIds: a.ids.map(() => 0) }, special([sepId], [sepT], 0)];
-    if (b !== null) {
-      if (this.roberta) parts.push(special([sepId], [sepT], 0));
-      parts.push({ ...b, typeIds: b.ids.map(() => typeB) }, special([sepId], [sepT], typeB));
+    const out = new EncodingBuilder();
+    if (!addSpecialTokens) {
+      out.sequence(a, null);
+      if (b !== null) out.sequence(b, typeB);
+      return out.out;
     }
-    return concatEncodings(parts);
+    const sep = [this.sep[1]];
+    const sepT = [this.sep[0]];
+    out.special([this.cls[1]], [this.cls[0]], 0).sequence(a, 0).special(sep, sepT, 0);
+    if (b !== null) {
+      if (this.roberta) out.special(sep, sepT, 0);
+      out.sequence(b, typeB).special(sep, sepT, typeB);
+    }
+    return out.out;
   }
   toJSON(): JsonObject {
     return { type: this.roberta ? "RobertaProcessing" : "BertProcessing", sep: this.sep, cls: this.cls, ...this.extra };
@@ -85,7 +84,7 @@ export class ByteLevelProcessing implements PostProcessor {
     return 0;
   }
   process(a: Encoding, b: Encoding | null): Encoding {
-    return concatEncodings(b === null ? [a] : [a, { ...b, typeIds: b.ids.map(() => 1) }]);
+    return b === null ? a : new EncodingBuilder().sequence(a, null).sequence(b, 1).out;
   }
   toJSON(): JsonObject {
     return { type: "ByteLevel", ...this.config };
