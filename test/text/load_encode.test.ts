@@ -49,6 +49,9 @@ for (const name of NAMES) {
       assert.deepEqual(fixed.map((e) => ({ ids: e.ids, attentionMask: e.attentionMask, typeIds: e.typeIds })), exp.batchFixedLeftPairs);
       tok.noPadding();
       tok.noTruncation();
+      // The same batch through per-call options (transformers' padding/truncation/max_length).
+      const perCall = tok.encodeBatch(texts.slice(0, 6), { truncation: true, maxLength: 12, padding: "longest" });
+      if (PAD[name] === undefined) assert.deepEqual(perCall.map((e) => ({ ids: e.ids, attentionMask: e.attentionMask, typeIds: e.typeIds })), exp.batchLongest);
     });
 
     it("saves the file it loaded: the same JSON Hugging Face wrote", () => {
