@@ -24,8 +24,9 @@ export interface TextBatch {
 }
 
 export interface PaddingCollatorOptions {
-  /** The pad token's id (a tokenizer's tokenToId("[PAD]")). */
-  padId: number;
+  /** The pad token's id; or give `tokenizer` and it comes from the tokenizer's padding or its [PAD]. */
+  padId?: number;
+  tokenizer?: { tokenToId(token: string): number | undefined; padding?: { padId: number } | null };
   /** "longest" (default) or "maxLength" (pads to maxLength). */
   padding?: "longest" | "maxLength";
   maxLength?: number;
@@ -40,10 +41,11 @@ export interface PaddingCollatorOptions {
 export class DataCollatorWithPadding {
   readonly options: PaddingCollatorOptions;
   constructor(options: PaddingCollatorOptions) {
-    checkOptions("DataCollatorWithPadding", options, ["padId", "padding", "maxLength", "padToMultipleOf", "paddingSide"]);
-    if (!Number.isInteger(options?.padId)) throw new TypeError("DataCollatorWithPadding: padId (the pad token's id) is required, e.g. { padId: tokenizer.tokenToId(\"[PAD]\") }");
+    checkOptions("DataCollatorWithPadding", options, ["padId", "tokenizer", "padding", "maxLength", "padToMultipleOf", "paddingSide"]);
+    const padId = options?.padId ?? options?.tokenizer?.padding?.padId ?? options?.tokenizer?.tokenToId("[PAD]");
+    if (!Number.isInteger(padId)) throw new TypeError("DataCollatorWithPadding: give padId (the pad token's id) or a tokenizer that has a [PAD] token or padding enabled");
     if (options.padding === "maxLength" && options.maxLength === undefined) throw new RangeError('DataCollatorWithPadding: padding "maxLength" needs maxLength');
-    this.options = options;
+    this.options = { ...options, padId };
   }
   /** Usable as a DataLoader's collateFn. */
   readonly collate = (features: readonly TextFeature[]): TextBatch => this.call(features);
@@ -57,7 +59,7 @@ export class DataCollatorWithPadding {
     if (o.padToMultipleOf && length % o.padToMultipleOf !== 0) length += o.padToMultipleOf - (length % o.padToMultipleOf);
     const opts = { length, paddingSide: o.paddingSide };
     const batch: TextBatch = {
-      inputIds: padSequence(features.map((f) => f.inputIds), { ...opts, paddingValue: o.padId }),
+      inputIds: padSequence(features.map((f) => f.inputIds), { ...opts, paddingValue: o.padId! }),
       attentionMask: padSequence(features.map((f) => f.attentionMask ?? f.inputIds.map(() => 1)), { ...opts, paddingValue: 0 }),
     };
     if (features[0].tokenTypeIds !== undefined) batch.tokenTypeIds = padSequence(features.map((f) => f.tokenTypeIds ?? []), { ...opts, paddingValue: 0 });

@@ -71,6 +71,7 @@ describe("collators", () => {
     assert.deepEqual(rows(m.inputIds), [[1, 2, 0, 0, 0, 0, 0, 0]]);
     assert.deepEqual(rows(m.labels!), [[7, 8, -100, -100, -100, -100, -100, -100]]);
     assert.throws(() => new DataCollatorWithPadding({ pad_id: 0 } as never), /did you mean padId\?/);
+    assert.throws(() => new DataCollatorWithPadding({}), /give padId \(the pad token's id\) or a tokenizer/);
   });
   it("the causal-LM collator labels every real token and masks padding with -100", () => {
     const b = new DataCollatorForLanguageModeling({ padId: 50256 }).call([{ inputIds: [5, 6, 7] }, { inputIds: [8] }]);
@@ -83,7 +84,7 @@ describe("collators", () => {
     const texts = heldout().slice(0, 6);
     tok.enableTruncation(12);
     const features = tok.encodeBatch(texts).map((e) => ({ inputIds: e.ids, attentionMask: e.attentionMask, tokenTypeIds: e.typeIds }));
-    const loader = new DataLoader(new ListDataset(features), { batchSize: 6, collateFn: new DataCollatorWithPadding({ padId: tok.tokenToId("[PAD]")! }).collate });
+    const loader = new DataLoader(new ListDataset(features), { batchSize: 6, collateFn: new DataCollatorWithPadding({ tokenizer: tok }).collate });
     for await (const batch of loader) {
       assert.deepEqual(rows(batch.inputIds), exp.batchLongest.map((e) => e.ids));
       assert.deepEqual(rows(batch.attentionMask), exp.batchLongest.map((e) => e.attentionMask));

@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { BPE, BpeTrainer, Tokenizer, WordLevel, WordLevelTrainer, WordPieceTrainer, byteLevelAlphabet, normalizers as N, preTokenizers as P, processors, decoders } from "../../src/text/index.js";
-import { corpus, expected, fixtureJson, heldout } from "./fixtures.js";
+import { readTextLines } from "../../src/data/index.js";
+import { FIXTURES, corpus, expected, fixtureJson, heldout } from "./fixtures.js";
 
 const hfJson = (name: string) => JSON.parse(fixtureJson(name));
 const mine = (t: Tokenizer) => JSON.parse(t.toString());
@@ -76,9 +77,7 @@ describe("trainers give Hugging Face's vocabularies", () => {
   });
 
   it("a file larger than memory trains from an async stream of lines", async () => {
-    async function* lines() {
-      for (const l of corpus()) yield l;
-    }
+    const lines = () => readTextLines(`${FIXTURES}corpus.txt`);
     const tok = new Tokenizer(new WordLevel(new Map(), "[UNK]"));
     tok.preTokenizer = P.Whitespace();
     await tok.trainAsync(lines(), new WordLevelTrainer({ specialTokens: ["[UNK]", "[PAD]", "[SOS]", "[EOS]"], minFrequency: 2 }));
