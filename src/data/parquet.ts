@@ -3,7 +3,6 @@
  * plain, dictionary and delta encodings, snappy built in). Other codecs (zstd, gzip, brotli) need
  * hyparquet-compressors passed as `compressors`.
  */
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { checkOptions } from "../util/options.js";
 
 export interface ParquetOptions {
@@ -17,6 +16,8 @@ export interface ParquetOptions {
 
 export async function* readParquet(path: string, options: ParquetOptions = {}): AsyncGenerator<Record<string, unknown>> {
   checkOptions("readParquet", options, ["columns", "batchSize", "compressors"]);
+  // Loaded on first use, so that importing ringtorch does not load the Parquet reader.
+  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } = await import("hyparquet");
   const file = await asyncBufferFromFile(path);
   let metadata;
   try {
