@@ -16,6 +16,8 @@ export * as autograd from "./autograd/index.js";
 export * as nn from "./nn/index.js";
 export * as optim from "./optim/index.js";
 export * as data from "./data/index.js";
+export * as text from "./text/index.js";
+export * as metrics from "./metrics/index.js";
 export * as serialization from "./serialization/index.js";
 export { save, load } from "./serialization/index.js";
 export * as dist from "./distributed/index.js";
