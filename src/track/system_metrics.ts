@@ -1,0 +1,45 @@
+import type { Worker } from "node:worker_threads";
+import { join } from "node:path";
+import { checkOptions } from "../util/options.js";
+import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
+import type { Run } from "./run.js";
+
+export const SYSTEM_FILE = "system.jsonl";
+
+export interface SystemMetricsOptions {
+  /** Milliseconds between samples (default 2000). */
+  intervalMs?: number;
+  /** Samples each log step covers on this rank (the batch size), to report samples/s. */
+  samplesPerStep?: number;
+}
+
+/** Shared with the sampler: [last step, its wall time in ms, log calls so far]. */
+export const SHARED_LENGTH = 3;
+
+/**
+ * Samples this process from a worker thread, so that a training loop that never yields to the
+ * event loop (a synchronous epoch) is still measured: step time and samples/s from the steps the
+ * run logs, resident memory, and CPU use (all threads, 100% = one core). Each sample is a line of
+ * `<run dir>/system.jsonl`. The worker does not keep the process alive.
+ */
+export function startSystemMetrics(run: Run, dir: string, options: SystemMetricsOptions): Worker {
+  checkOptions("track.init systemMetrics", options, ["intervalMs", "samplesPerStep"]);
+  const intervalMs = options.intervalMs ?? 2000;
+  if (!(intervalMs >= 10)) throw new RangeError(`track.init: systemMetrics.intervalMs must be at least 10, got ${intervalMs}`);
+  const samplesPerStep = options.samplesPerStep ?? null;
+  if (samplesPerStep !== null && !(samplesPerStep > 0)) throw new RangeError(`track.init: systemMetrics.samplesPerStep must be positive, got ${samplesPerStep}`);
+  const shared = new Float64Array(new SharedArrayBuffer(8 * SHARED_LENGTH));
+  shared[0] = run.step;
+  shared[1] = Date.now();
+  run.onStep((step, wallMs) => {
+    shared[0] = step;
+    shared[1] = wallMs;
+    shared[2]++;
+  });
+  const worker = spawnWorker(siblingModule(import.meta.url, "./system_worker"), {
+    workerData: { path: join(dir, SYSTEM_FILE), intervalMs, samplesPerStep, shared: shared.buffer },
+  });
+  worker.unref();
+  worker.on("error", (err) => console.warn(`ringtorch track: system metrics stopped: ${err.message}`));
+  return worker;
+}
