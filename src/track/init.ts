@@ -148,7 +148,7 @@ export function init(options: InitOptions = {}): Run {
     const tracker = new SummaryTracker(defs, summary);
     for (const { value } of records) for (const [k, v] of Object.entries(value)) if (!k.startsWith("_")) tracker.update(k, v);
     const last = records.at(-1)?.value;
-    resumed = { lastStep: last?._step ?? -1, summary, runtime: last?._runtime ?? 0 };
+    resumed = { lastStep: last?._step ?? -1, lastTime: last?._time ?? 0, summary, runtime: last?._runtime ?? 0 };
     Object.assign(info, {
       startedAt: existing.startedAt,
       config: { ...existing.config, ...info.config },

@@ -10,7 +10,7 @@ export class JsonlWriter {
   private fd: number;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, "a");
+    this.fd = openSync(path, "a+");
     dropTornTail(this.fd, path);
   }
 

@@ -37,6 +37,7 @@ export class Run {
   private readonly defs: MetricDefinitions;
   private readonly tracker: SummaryTracker;
   private lastStep: number;
+  private lastTime: number;
   private finished = false;
   private readonly started = performance.now();
   private readonly runtimeBefore: number;
@@ -49,12 +50,13 @@ export class Run {
     readonly dir: string | null,
     private readonly writer: JsonlWriter | null,
     private readonly sinks: RunSink[],
-    resumed: { lastStep: number; summary: Record<string, unknown>; runtime: number } | null,
+    resumed: { lastStep: number; lastTime: number; summary: Record<string, unknown>; runtime: number } | null,
   ) {
     this.defs = new MetricDefinitions(info.defines);
     this.summary = resumed?.summary ?? {};
     this.tracker = new SummaryTracker(this.defs, this.summary);
     this.lastStep = resumed?.lastStep ?? -1;
+    this.lastTime = resumed?.lastTime ?? 0;
     this.runtimeBefore = resumed?.runtime ?? 0;
     this.writeInfo();
     for (const sink of sinks) sink.start(info);
@@ -121,7 +123,9 @@ export class Run {
     this.lastStep = step;
     if (this.dir === null) return;
     const wallMs = Date.now();
-    const time = wallMs / 1000;
+    // Strictly increasing per run, so that a wall time names one log call in every file (a rewind cuts by it).
+    const time = Math.max(wallMs / 1000, this.lastTime + 1e-6);
+    this.lastTime = time;
     for (const [key, value] of values) if (typeof value === "number") this.stepValues.set(key, value);
     const steps = new Map<string, number>();
     for (const key of values.keys()) {
