@@ -43,6 +43,7 @@ export class Run {
   private readonly runtimeBefore: number;
   private readonly stepValues = new Map<string, number>();
   private readonly listeners: StepListener[] = [];
+  private readonly finishers: (() => void)[] = [];
 
   constructor(
     private readonly info: RunInfo,
@@ -156,12 +157,17 @@ export class Run {
     this.listeners.push(listener);
   }
 
+  onFinish(fn: () => void): void {
+    this.finishers.push(fn);
+  }
+
   /** Writes the summary, marks the run finished and closes its files. Safe to call twice. */
   finish(): void {
     if (this.finished) return;
     this.finished = true;
     if (this.dir === null) return;
     this.info.finishedAt = new Date().toISOString();
+    for (const fn of this.finishers) fn();
     for (const sink of this.sinks) sink.finish(this.info, this.summary);
     this.writeSummary();
     this.writeInfo();

@@ -2,7 +2,9 @@ import type { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import { checkOptions } from "../util/options.js";
 import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
+import { JsonlWriter } from "./jsonl.js";
 import type { Run } from "./run.js";
+import { SampleState } from "./system_sample.js";
 
 export const SYSTEM_FILE = "system.jsonl";
 
@@ -13,8 +15,6 @@ export interface SystemMetricsOptions {
   samplesPerStep?: number;
 }
 
-/** Shared with the sampler: [last step, its wall time in ms, log calls so far]. */
-export const SHARED_LENGTH = 3;
 
 /**
  * Samples this process from a worker thread, so that a training loop that never yields to the
@@ -28,18 +28,23 @@ export function startSystemMetrics(run: Run, dir: string, options: SystemMetrics
   if (!(intervalMs >= 10)) throw new RangeError(`track.init: systemMetrics.intervalMs must be at least 10, got ${intervalMs}`);
   const samplesPerStep = options.samplesPerStep ?? null;
   if (samplesPerStep !== null && !(samplesPerStep > 0)) throw new RangeError(`track.init: systemMetrics.samplesPerStep must be positive, got ${samplesPerStep}`);
-  const shared = new Float64Array(new SharedArrayBuffer(8 * SHARED_LENGTH));
-  shared[0] = run.step;
-  shared[1] = Date.now();
+  const state = new SampleState();
+  state.init(run.step);
+  const path = join(dir, SYSTEM_FILE);
   run.onStep((step, wallMs) => {
-    shared[0] = step;
-    shared[1] = wallMs;
-    shared[2]++;
+    state.f[0] = step;
+    state.f[1] = wallMs;
+    state.f[2]++;
   });
-  const worker = spawnWorker(siblingModule(import.meta.url, "./system_worker"), {
-    workerData: { path: join(dir, SYSTEM_FILE), intervalMs, samplesPerStep, shared: shared.buffer },
-  });
+  const worker = spawnWorker(siblingModule(import.meta.url, "./system_worker"), { workerData: { path, intervalMs, samplesPerStep, shared: state.buffer } });
   worker.unref();
   worker.on("error", (err) => console.warn(`ringtorch track: system metrics stopped: ${err.message}`));
+  // A last sample at finish, so that a run shorter than the worker's start-up still has one.
+  run.onFinish(() => {
+    void worker.terminate();
+    const writer = new JsonlWriter(path);
+    state.sample(writer, samplesPerStep);
+    writer.close();
+  });
   return worker;
 }
