@@ -12,3 +12,4 @@ export type { SummaryKind, MetricDefinition } from "./metric_defs.js";
 export type { RunInfo, MetricValue } from "./sink.js";
 export type { SystemMetricsOptions } from "./system_metrics.js";
 export { readJsonl } from "./jsonl.js";
+export { progress, Progress, writeAbove as write, type ProgressOptions } from "./progress.js";
