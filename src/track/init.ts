@@ -81,6 +81,7 @@ function defaultId(worldSize: number): string {
  */
 export function init(options: InitOptions = {}): Run {
   checkOptions("track.init", options, INIT_KEYS);
+  if (options.systemMetrics) checkOptions("track.init systemMetrics", options.systemMetrics, ["intervalMs", "samplesPerStep"]);
   const mode = options.mode ?? "all";
   const resume = options.resume ?? "never";
   if (mode !== "all" && mode !== "rank0") throw new RangeError(`track.init: mode must be "all" or "rank0", got ${JSON.stringify(mode)}`);
