@@ -7,6 +7,16 @@ export class ProtoWriter {
   private readonly parts: number[] = [];
 
   private varint(value: number | bigint): void {
+    // Keys, lengths and steps are small non-negative integers: no BigInt for them.
+    if (typeof value === "number" && value >= 0 && value <= 0x7fffffff && Number.isInteger(value)) {
+      let n = value;
+      while (n >= 0x80) {
+        this.parts.push((n & 0x7f) | 0x80);
+        n >>>= 7;
+      }
+      this.parts.push(n);
+      return;
+    }
     let v = BigInt.asUintN(64, BigInt(value));
     while (v >= 0x80n) {
       this.parts.push(Number(v & 0x7fn) | 0x80);
@@ -45,7 +55,7 @@ export class ProtoWriter {
   bytes(field: number, value: Uint8Array): this {
     this.key(field, 2);
     this.varint(value.length);
-    for (const x of value) this.parts.push(x);
+    for (let i = 0; i < value.length; i++) this.parts.push(value[i]);
     return this;
   }
 
