@@ -161,7 +161,11 @@ export function init(options: InitOptions = {}): Run {
   if (options.systemMetrics !== false) startSystemMetrics(run, dir, options.systemMetrics ?? {});
   // A run the script never finished still leaves its summary (a SIGKILL leaves only the JSONL, which is enough).
   process.once("exit", () => {
-    if (!run.isFinished) run.writeSummary();
+    try {
+      if (!run.isFinished) run.writeSummary();
+    } catch {
+      // The folder is gone (a test cleaned it up): nothing to keep.
+    }
   });
   return (current = run);
 }

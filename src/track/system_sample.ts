@@ -6,9 +6,10 @@ import { JsonlWriter } from "./jsonl.js";
  * sample; a lock keeps the two from sampling at once.
  *
  * Float64 slots: 0 last logged step, 1 its wall time (ms), 2 log calls, 3 step at the previous
- * sample, 4 that step's wall time, 5 wall time of the previous sample, 6 CPU µs used by then.
+ * sample, 4 that step's wall time, 5 wall time of the previous sample, 6 CPU µs used by then,
+ * 7 ms the training thread had waited on communication at the last logged step, 8 the same at 3.
  */
-export const SHARED_FLOATS = 7;
+export const SHARED_FLOATS = 9;
 
 export class SampleState {
   readonly f: Float64Array;
@@ -19,10 +20,10 @@ export class SampleState {
     this.lock = new Int32Array(buffer, 8 * SHARED_FLOATS, 1);
   }
 
-  init(step: number): void {
+  init(step: number, commWaitMs: number): void {
     const now = Date.now();
     const cpu = process.cpuUsage();
-    this.f.set([step, now, 0, step, now, now, cpu.user + cpu.system]);
+    this.f.set([step, now, 0, step, now, now, cpu.user + cpu.system, commWaitMs, commWaitMs]);
   }
 
   /** Appends a sample to `writer` unless the other thread is sampling right now. */
@@ -45,8 +46,11 @@ export class SampleState {
         const stepTime = (stepMs - f[4]) / 1000 / (step - f[3]);
         record["system/step_time_s"] = stepTime;
         if (samplesPerStep !== null) record["system/samples_per_s"] = samplesPerStep / stepTime;
+        // Share of those steps' wall time the training thread spent blocked on collectives.
+        record["system/comm_wait_percent"] = (100 * (f[7] - f[8])) / (stepMs - f[4]);
         f[3] = step;
         f[4] = stepMs;
+        f[8] = f[7];
       }
       f[5] = wallMs;
       f[6] = cpuUs;

@@ -42,6 +42,10 @@ test("rank 1 SIGKILLed and restarted by ringrun: both runs continue the same fil
     assert.deepEqual(loss, steps.map((s) => [s, s * 10 + rank]));
     const system = readFileSync(join(runDir, "system.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
     assert.ok(system.length > 0 && system.every((s) => s["system/rss_mb"] > 0), "system metrics sampled");
+    const timed = system.filter((s) => "system/step_time_s" in s);
+    assert.ok(timed.length > 0, "a sample covers logged steps");
+    // Every step all-reduces on the training thread, so some of each step is spent waiting, never more than all of it.
+    for (const s of timed) assert.ok(s["system/comm_wait_percent"] > 0 && s["system/comm_wait_percent"] <= 100, JSON.stringify(s));
   }
   assert.equal(ids.size, 1, "both ranks' runs belong to one experiment id");
   const ckpts = readdirSync(join(dir, "ckpt")).sort();

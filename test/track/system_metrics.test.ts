@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -11,17 +11,22 @@ test("system metrics are sampled off the training thread while it never yields",
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   assert.throws(() => track.init({ id: "x", dir, systemMetrics: { interval: 5 } as never }), /systemMetrics: unknown option "interval"; did you mean intervalMs\?/);
   const run = track.init({ id: "sys", dir, systemMetrics: { intervalMs: 20, samplesPerStep: 32 } });
-  // Give the sampler thread time to start, then keep the main thread busy: only a worker can sample now.
-  await sleep(1500);
-  const busyUntil = Date.now() + 600;
+  const path = join(dir, "rank-0", "system.jsonl");
+  // Whole lines only: the sampler may be halfway through appending one.
+  const samples = () => (existsSync(path) ? readFileSync(path, "utf8").split("\n").slice(0, -1).map((l) => JSON.parse(l)) : []);
+  // Wait (with a deadline) for the sampler thread to be up: its first sample.
+  for (const deadline = Date.now() + 60_000; samples().length === 0; await sleep(50)) {
+    if (Date.now() > deadline) assert.fail("the sampler wrote nothing within 60 s");
+  }
+  // Now keep the main thread busy, never yielding, until a sample taken meanwhile shows up: only a worker can write it.
   let step = 0;
-  while (Date.now() < busyUntil) {
+  for (const deadline = Date.now() + 60_000; !samples().some((s) => s.step > 0); ) {
+    if (Date.now() > deadline) assert.fail("no sample was written while the training thread was busy");
     const t0 = Date.now();
     while (Date.now() - t0 < 10);
     run.log({ loss: 1 }, { step: step++ });
   }
-  const path = join(dir, "rank-0", "system.jsonl");
-  const during = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  const during = samples();
   run.finish();
   const all = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
   assert.ok(during.some((s) => s.step > 0), "samples were written while the training thread was busy");
