@@ -84,7 +84,7 @@ class Trainer {
     // The checkpoint names the runs it was saved from: continue them, dropping steps logged after it.
     this.run = track.init({
       project: "ddp_mlp",
-      id: start.runId ?? undefined,
+      id: start.runId,
       dir: experimentDir,
       resume: "allow",
       resumeFrom: start.path ? start.step : undefined,

@@ -31,7 +31,7 @@ export interface ResumePoint {
   /** The next batch to train within `epoch`. */
   batch: number;
   /** The tracking run that was logging when the checkpoint was saved (pass it to `track.init` as `id`). */
-  runId: string | null;
+  runId?: string;
   /** Whatever else was saved, under its own key. */
   state: Record<string, unknown>;
 }
@@ -50,7 +50,7 @@ export interface ResumePoint {
  */
 export async function resume(root: string, targets: ResumeTargets = {}): Promise<ResumePoint> {
   const found = latest(root);
-  if (!found) return { path: null, step: 0, epoch: 0, batch: 0, runId: null, state: {} };
+  if (!found) return { path: null, step: 0, epoch: 0, batch: 0, state: {} };
   const world = distributedContext();
   const { path, manifest, state } = load(found.path, { rank: world.rank });
   const apply = (name: keyof ResumeTargets, target: Loadable | undefined) => {
@@ -78,5 +78,5 @@ export async function resume(root: string, targets: ResumeTargets = {}): Promise
       targets.sampler.setStartIndex(Math.min(batch * targets.batchSize, targets.sampler.numSamples));
     }
   }
-  return { path, step: manifest.step, epoch, batch, runId: typeof state.runId === "string" ? state.runId : null, state };
+  return { path, step: manifest.step, epoch, batch, ...(typeof state.runId === "string" ? { runId: state.runId } : {}), state };
 }

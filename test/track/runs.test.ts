@@ -110,7 +110,7 @@ test("the run id goes into checkpoint.save and comes back from checkpoint.resume
   const start = await checkpoint.resume(join(dir, "ckpt"));
   assert.equal(start.runId, "ck");
   assert.equal(start.step, 3);
-  assert.equal((await checkpoint.resume(join(dir, "nothing"))).runId, null);
+  assert.equal((await checkpoint.resume(join(dir, "nothing"))).runId, undefined);
 });
 
 test('mode "rank0": other ranks get a disabled run that writes nothing', (t) => {

@@ -16,7 +16,7 @@ const rank = dist.getRank();
 const start = await checkpoint.resume(CKPT);
 const run = track.init({
   project: "restart-test",
-  id: start.runId ?? undefined,
+  id: start.runId,
   dir: EXP,
   resume: "allow",
   resumeFrom: start.path ? start.step : undefined,
