@@ -6,10 +6,15 @@
 // `saveEvery` epochs. If a rank dies, ringrun restarts the group (with --max-restarts) and the
 // job resumes from the last checkpoint. Without ringrun (no RANK in the environment) the same
 // script trains as one process.
+//
+// Tracking: local rank 0 shows a progress bar per epoch; every rank logs to its own run under
+// runs/ddp_mlp/<run id>/rank-<r> (JSONL, a TensorBoard event file, system metrics). The run id
+// travels in the checkpoints, so a restarted job appends to the same runs. Afterwards:
+//   npx ringtorch report runs/ddp_mlp/<run id>        (an HTML report; the last line printed says where)
 import { join } from "node:path";
 import * as rt from "ringtorch";
 
-const { nn, optim, data, dist, checkpoint, parallel } = rt;
+const { nn, optim, data, dist, checkpoint, parallel, track } = rt;
 
 function parseArgs(argv: string[]) {
   const positional = argv.filter((a, i) => !a.startsWith("--") && !argv[i - 1]?.startsWith("--"));
@@ -36,6 +41,7 @@ function syntheticDataset(n: number, seed: number): rt.data.TensorDataset {
 class Trainer {
   private readonly rank = dist.getRank();
   private readonly ddp: rt.DistributedDataParallel;
+  private run: rt.track.Run | null = null;
 
   constructor(
     model: rt.nn.Module,
@@ -56,28 +62,47 @@ class Trainer {
     return loss.item();
   }
 
+  /** Steps count batches done: a checkpoint's step is the last step logged before it. */
   private runEpoch(epoch: number): number {
     this.sampler.setEpoch(epoch);
     let sum = 0;
     let steps = 0;
-    for (const [source, targets] of this.loader) {
-      sum += this.runBatch(source, targets);
+    const bar = track.progress(this.loader, { desc: `epoch ${epoch}`, unit: "batch" });
+    for (const [source, targets] of bar) {
+      const loss = this.runBatch(source, targets);
+      sum += loss;
       steps++;
+      this.run!.log({ "train/loss": loss }, { step: epoch * this.loader.length + steps });
+      bar.setPostfix({ loss });
     }
     return parallel.allReduceMean(sum / steps, steps);
   }
 
-  async train(maxEpochs: number): Promise<void> {
+  async train(maxEpochs: number, experimentDir: string): Promise<void> {
     const start = await checkpoint.resume(this.checkpointDir, { model: this.ddp.module, optimizer: this.optimizer, sampler: this.sampler });
     if (start.path && this.rank === 0) console.log(`resumed from ${start.path} at epoch ${start.epoch}`);
+    // The checkpoint names the runs it was saved from: continue them, dropping steps logged after it.
+    this.run = track.init({
+      project: "ddp_mlp",
+      id: start.runId,
+      dir: experimentDir,
+      resume: "allow",
+      resumeFrom: start.path ? start.step : undefined,
+      config: { batchSize: this.loader.batchSize, worldSize: dist.getWorldSize(), lr: 1e-3, maxEpochs },
+      systemMetrics: { samplesPerStep: this.loader.batchSize ?? undefined },
+    });
+    this.run.defineMetric("epoch/*", { stepMetric: "epoch" });
+    this.run.defineMetric("train/loss", { summary: "min" });
     for (let epoch = start.epoch; epoch < maxEpochs; epoch++) {
       const t0 = performance.now();
       const loss = this.runEpoch(epoch);
+      this.run.log({ "epoch/loss": loss, epoch }, { step: (epoch + 1) * this.loader.length });
       if (this.rank === 0) {
         console.log(`epoch ${epoch} | loss ${loss.toFixed(4)} | ${this.loader.length} steps of ${this.loader.batchSize} per rank × ${dist.getWorldSize()} ranks | ${(performance.now() - t0).toFixed(0)} ms`);
       }
       if ((epoch + 1) % this.saveEvery === 0 || epoch + 1 === maxEpochs) {
-        await checkpoint.save(this.checkpointDir, { model: this.ddp.module, optimizer: this.optimizer, epoch: epoch + 1 }, { step: epoch + 1, keepLast: 2 });
+        const step = (epoch + 1) * this.loader.length;
+        await checkpoint.save(this.checkpointDir, { model: this.ddp.module, optimizer: this.optimizer, epoch: epoch + 1 }, { step, keepLast: 2 });
         if (this.rank === 0) console.log(`epoch ${epoch} | checkpoint saved in ${this.checkpointDir}`);
       }
     }
@@ -97,6 +122,11 @@ class Trainer {
     const [total, n] = parallel.allReduceSum([sum, count]);
     return total / n;
   }
+
+  finish(testMse: number): void {
+    this.run!.summary["test/mse"] = testMse;
+    this.run!.finish();
+  }
 }
 
 async function main(): Promise<void> {
@@ -110,11 +140,16 @@ async function main(): Promise<void> {
   const loader = new data.DataLoader(train, { batchSize, sampler });
   const optimizer = new optim.Adam(model.parameters(), { lr: 1e-3 });
   const runId = process.env.RINGTORCH_RUN_ID ?? "local";
-  const trainer = new Trainer(model, loader, sampler, optimizer, saveEvery, join("runs", "ddp_mlp", runId));
+  const experimentDir = join("runs", "ddp_mlp", runId);
+  const trainer = new Trainer(model, loader, sampler, optimizer, saveEvery, join(experimentDir, "checkpoints"));
   const before = trainer.evaluate(test);
-  await trainer.train(totalEpochs);
+  await trainer.train(totalEpochs, experimentDir);
   const after = trainer.evaluate(test);
-  if (dist.getRank() === 0) console.log(`test MSE ${before.toFixed(4)} → ${after.toFixed(4)} (${test.length} held-out samples over ${dist.getWorldSize()} ranks)`);
+  trainer.finish(after);
+  if (dist.getRank() === 0) {
+    console.log(`test MSE ${before.toFixed(4)} → ${after.toFixed(4)} (${test.length} held-out samples over ${dist.getWorldSize()} ranks)`);
+    console.log(`runs in ${experimentDir}: npx ringtorch report ${experimentDir}  (or tensorboard --logdir ${experimentDir})`);
+  }
   dist.destroyProcessGroup();
 }
 

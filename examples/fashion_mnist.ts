@@ -4,12 +4,15 @@
 // exits with status 1 below --min-accuracy, 0.88 by default). Options: --epochs N, --batch-size N,
 // --train-limit N / --test-limit N (use only the first N images), --data DIR, --seed N.
 //
+// With tracking on (the command line turns it on; --no-track turns it off), a progress bar shows each
+// epoch and the run is logged under runs/fashion_mnist/<id>: `npx ringtorch report runs/fashion_mnist/<id>`.
+//
 // The data is Debian's dataset-fashion-mnist package (`apt-get install dataset-fashion-mnist`):
 // gzip'd IDX files in /usr/share/datasets/fashion-mnist.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { argmax, manualSeed, noGrad, tensor, type Tensor } from "../src/index.js";
+import { argmax, manualSeed, noGrad, tensor, track, type Tensor } from "../src/index.js";
 import * as nn from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
 import { DataLoader, TensorDataset, readIdx } from "../src/data/index.js";
@@ -22,6 +25,8 @@ export interface FashionOptions {
   testLimit?: number;
   seed?: number;
   log?: (line: string) => void;
+  /** Log to a run in this experiment folder and show a progress bar (default: neither). */
+  trackDir?: string;
 }
 
 const DEFAULT_DIR = "/usr/share/datasets/fashion-mnist";
@@ -74,29 +79,46 @@ export async function trainFashionMnist(options: FashionOptions = {}): Promise<n
   const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
   const schedule = new optim.CosineAnnealingLR(opt, epochs * loader.length);
   const lossFn = new nn.CrossEntropyLoss();
+  const run = options.trackDir
+    ? track.init({ project: "fashion_mnist", dir: options.trackDir, config: { epochs, batchSize: loader.batchSize, lr: 1e-3, seed: options.seed ?? 0 }, systemMetrics: { samplesPerStep: loader.batchSize ?? undefined } })
+    : null;
+  run?.defineMetric("test/*", { stepMetric: "epoch", summary: "max" });
   let testAccuracy = 0;
+  let step = 0;
   for (let epoch = 1; epoch <= epochs; epoch++) {
     const started = performance.now();
     let total = 0;
-    for await (const [x, y] of loader) {
+    const bar = track.progress(loader, { desc: `epoch ${epoch}/${epochs}`, unit: "batch", disable: !run });
+    for await (const [x, y] of bar) {
       opt.zeroGrad();
       const loss = lossFn.call(model.call(x), y);
       loss.backward();
       opt.step();
       schedule.step();
-      total += loss.item();
+      const value = loss.item();
+      total += value;
+      run?.log({ "train/loss": value, lr: schedule.getLastLr()[0] }, { step: ++step });
+      if (step % 20 === 0) bar.setPostfix({ loss: value });
     }
     const seconds = (performance.now() - started) / 1000;
     testAccuracy = accuracy(model, testX, testY);
+    run?.log({ "test/accuracy": testAccuracy, epoch }, { step });
     log(`epoch ${epoch}/${epochs}: train loss ${(total / loader.length).toFixed(4)}, test accuracy ${(100 * testAccuracy).toFixed(2)}% (${seconds.toFixed(1)} s training)`);
   }
+  run?.finish();
+  if (run) log(`run logged in ${options.trackDir}: npx ringtorch report ${options.trackDir}`);
   return testAccuracy;
 }
 
 function parseArgs(argv: string[]): FashionOptions & { minAccuracy: number } {
-  const out: FashionOptions & { minAccuracy: number } = { minAccuracy: 0.88 };
+  const out: FashionOptions & { minAccuracy: number } = { minAccuracy: 0.88, trackDir: join("runs", "fashion_mnist", new Date().toISOString().replace(/[:.]/g, "-")) };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
+    if (flag === "--no-track") {
+      out.trackDir = undefined;
+      i--;
+      continue;
+    }
     if (value === undefined) throw new Error(`${flag} needs a value`);
     if (flag === "--epochs") out.epochs = Number(value);
     else if (flag === "--batch-size") out.batchSize = Number(value);
@@ -105,7 +127,7 @@ function parseArgs(argv: string[]): FashionOptions & { minAccuracy: number } {
     else if (flag === "--data") out.dataDir = value;
     else if (flag === "--seed") out.seed = Number(value);
     else if (flag === "--min-accuracy") out.minAccuracy = Number(value);
-    else throw new Error(`unknown option ${flag} (expected --epochs, --batch-size, --train-limit, --test-limit, --data, --seed, --min-accuracy)`);
+    else throw new Error(`unknown option ${flag} (expected --epochs, --batch-size, --train-limit, --test-limit, --data, --seed, --min-accuracy, --no-track)`);
   }
   return out;
 }

@@ -22,6 +22,7 @@ export * as serialization from "./serialization/index.js";
 export { save, load } from "./serialization/index.js";
 export * as dist from "./distributed/index.js";
 export * as checkpoint from "./checkpoint/index.js";
+export * as track from "./track/index.js";
 export { record, recordError } from "./launch/index.js";
 export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./parallel/ddp.js";
 export * as parallel from "./parallel/index.js";

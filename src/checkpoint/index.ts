@@ -11,5 +11,6 @@ export { save, flush, type SaveOptions } from "./save.js";
 export { load, type LoadedCheckpoint } from "./load.js";
 export { resume, type ResumePoint, type ResumeTargets } from "./resume.js";
 export { latest, listCheckpoints, prune } from "./directory.js";
+export { setCheckpointRunId, checkpointRunId } from "./run_id.js";
 export { verifyCheckpoint, type Manifest } from "./manifest.js";
 export { setDistributedContextProvider, type DistributedContext } from "./world.js";

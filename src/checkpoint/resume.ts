@@ -30,6 +30,8 @@ export interface ResumePoint {
   epoch: number;
   /** The next batch to train within `epoch`. */
   batch: number;
+  /** The tracking run that was logging when the checkpoint was saved (pass it to `track.init` as `id`). */
+  runId?: string;
   /** Whatever else was saved, under its own key. */
   state: Record<string, unknown>;
 }
@@ -77,5 +79,5 @@ export async function resume(root: string, targets: ResumeTargets = {}): Promise
       targets.sampler.setStartIndex(Math.min(batch * targets.batchSize, targets.sampler.numSamples));
     }
   }
-  return { path, step: manifest.step, epoch, batch, state };
+  return { path, step: manifest.step, epoch, batch, ...(typeof state.runId === "string" ? { runId: state.runId } : {}), state };
 }

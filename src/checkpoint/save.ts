@@ -11,6 +11,7 @@ import { checkOptions } from "../util/options.js";
 import { splitState } from "./state_split.js";
 import { runWriteJob, writeFiles, type FileToWrite, type WriteJob } from "./write_dir.js";
 import { distributedContext, type DistributedContext } from "./world.js";
+import { checkpointRunId } from "./run_id.js";
 
 export const STATE_FILE = "state.json";
 
@@ -106,7 +107,7 @@ export async function save(root: string, state: Record<string, unknown>, options
     const snapshots: Tensor[] | null = asyncWrite ? [] : null;
     const job: WriteJob = {
       dir,
-      files: prepareFiles({ ...toSavable(state), rng: getRngState() }, "", snapshots),
+      files: prepareFiles({ ...runIdState(), ...toSavable(state), rng: getRngState() }, "", snapshots),
       manifest: { format: "ringtorch-checkpoint", version: FORMAT_VERSION, step, worldSize: world.worldSize, createdAt: new Date().toISOString(), extraFiles: shardFiles },
     };
     if (snapshots) {
@@ -122,6 +123,11 @@ export async function save(root: string, state: Record<string, unknown>, options
   }
   if (!asyncWrite) world.barrier();
   return result;
+}
+
+function runIdState(): Record<string, string> {
+  const runId = checkpointRunId();
+  return runId === null ? {} : { runId };
 }
 
 function writeJsonFile(dir: string, name: string, value: unknown): void {

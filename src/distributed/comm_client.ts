@@ -19,6 +19,7 @@ import type { InlineRunner } from "./inline_runner.js";
 import { tryLoadCommNative } from "./native.js";
 import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
 import { DistributedError, Work } from "./work.js";
+import { commStats } from "./comm_stats.js";
 
 /** Extra time a blocked wait() allows past the operation's own timeout before it blames the worker. */
 const WORKER_GRACE_MS = 60_000;
@@ -93,7 +94,7 @@ export class CommClient {
 
   /** Posts an operation; the returned Work settles when the worker reports on it. */
   submit(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work {
-    const work = new Work(description, (w) => this.block(w), onSettle);
+    const work = new Work(description, (w) => this.blockTimed(w), onSettle);
     if (this.failure !== null) {
       work.settle(this.failure);
       return work;
@@ -114,9 +115,11 @@ export class CommClient {
     if (!this.inline || this.pending.size > 0 || this.failure !== null || isPointToPoint(msg.req)) {
       return this.submit(msg, description, onSettle);
     }
+    const t0 = performance.now();
     const err = this.inline.run({ type: "op", id: 0, ...msg });
+    commStats.waitMs += performance.now() - t0;
     this.port.postMessage({ type: "ran", group: msg.group, seq: msg.seq });
-    const work = new Work(description, (w) => this.block(w), onSettle);
+    const work = new Work(description, (w) => this.blockTimed(w), onSettle);
     if (err === null) {
       work.settle(null);
       return work;
@@ -210,6 +213,12 @@ export class CommClient {
 
   private drain(): void {
     for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) this.handle_(m.message as FromWorker);
+  }
+
+  private blockTimed(work: Work): void {
+    const t0 = performance.now();
+    this.block(work);
+    commStats.waitMs += performance.now() - t0;
   }
 
   /** wait(): sleeps on the shared doorbell the worker rings after each report. */

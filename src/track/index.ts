@@ -1,0 +1,15 @@
+/**
+ * Run tracking for distributed training, offline: W&B-style runs (one per rank, grouped by
+ * experiment, resumable through checkpoints), JSONL and TensorBoard event files from one `log`
+ * call, system metrics, tqdm-style progress bars, and an HTML report (`npx ringtorch report <dir>`).
+ *
+ * Layout of an experiment folder: `<dir>/rank-<r>/{run.json, metrics.jsonl, system.jsonl,
+ * summary.json, events.out.tfevents.*}`.
+ */
+export { init, currentRun, type InitOptions } from "./init.js";
+export { Run, type LogOptions, type DefineMetricOptions } from "./run.js";
+export type { SummaryKind, MetricDefinition } from "./metric_defs.js";
+export type { RunInfo, MetricValue } from "./sink.js";
+export type { SystemMetricsOptions } from "./system_metrics.js";
+export { readJsonl } from "./jsonl.js";
+export { progress, Progress, writeAbove as write, type ProgressOptions } from "./progress.js";
