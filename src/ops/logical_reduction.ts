@@ -1,0 +1,35 @@
+import type { Tensor } from "../tensor/tensor.js";
+import { eq, gt, ne } from "./elementwise.js";
+import { installMethods } from "./install.js";
+import { reductionDims, sum, type Dims } from "./reduction.js";
+import { assertTensor } from "./util.js";
+
+declare module "../tensor/tensor.js" {
+  interface Tensor {
+    any(dim?: Dims, keepdim?: boolean): Tensor;
+    all(dim?: Dims, keepdim?: boolean): Tensor;
+  }
+}
+
+/** Counts, per output element, the inputs for which `test` holds (as int32). */
+function countWhere(test: Tensor, dim: Dims, keepdim: boolean, op: string): Tensor {
+  const dims = reductionDims(Array.isArray(dim) && dim.length === 0 ? null : dim, test.ndim, op);
+  return sum(test, dims, keepdim);
+}
+
+/**
+ * torch.any: whether any element over dims (all when omitted) is non-zero; a bool tensor. NaN is
+ * non-zero, so it counts as true; an empty reduction is false.
+ */
+export function any(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  assertTensor(x, "any");
+  return gt(countWhere(ne(x.detach(), 0), dim, keepdim, "any"), 0);
+}
+
+/** torch.all: whether every element over dims (all when omitted) is non-zero; empty is true. */
+export function all(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  assertTensor(x, "all");
+  return eq(countWhere(eq(x.detach(), 0), dim, keepdim, "all"), 0);
+}
+
+installMethods({ any, all });
