@@ -76,7 +76,7 @@ export function binaryCrossEntropy(input: Tensor, target: Tensor, options: Binar
     ],
     [input, target],
   );
-  // PyTorch gives the weight no gradient here (binary_cross_entropy_with_logits does).
+  // PyTorch gives the weight no gradient.
   return reduce(weight ? mul(loss, weight.detach()) : loss, reduction);
 }
 
@@ -89,7 +89,7 @@ export function logSigmoid(x: Tensor): Tensor {
 /**
  * torch.nn.functional.binary_cross_entropy_with_logits: the binary cross entropy of σ(input), as
  * PyTorch computes it: (1−t)·x − (1 + (posWeight−1)·t)·log σ(x), times the weight. Composed of
- * public ops, so both input and target get gradients and double backward works.
+ * public ops, so input and target get gradients and double backward works.
  */
 export function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, options: BinaryCrossEntropyWithLogitsOptions = {}): Tensor {
   const op = "binaryCrossEntropyWithLogits";
@@ -99,8 +99,9 @@ export function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, opti
   const weight = checkWeight(options.weight, input, "weight", op);
   const posWeight = checkWeight(options.posWeight, input, "posWeight", op);
   const logSig = logSigmoid(input);
-  const scale = posWeight ? add(mul(sub(posWeight, 1), target), 1) : null;
+  // Neither weight gets a gradient, as in PyTorch (which refuses them requiring grad).
+  const scale = posWeight ? add(mul(sub(posWeight.detach(), 1), target), 1) : null;
   let loss = sub(mul(sub(1, target), input), scale ? mul(scale, logSig) : logSig);
-  if (weight) loss = mul(loss, weight);
+  if (weight) loss = mul(loss, weight.detach());
   return reduce(loss, reduction);
 }
