@@ -58,7 +58,7 @@ export function cumsum(x: Tensor, dim: number, options: CumulativeOptions = {}):
 export function cumprod(x: Tensor, dim: number, options: CumulativeOptions = {}): Tensor {
   const [input, d] = prepare(x, dim, options, "cumprod");
   const out = scan(true, input, d);
-  return record(out, "CumprodBackward", [input], (g) => [cumprodGrad(input, out.detach(), g, d)], [input]);
+  return record(out, "CumprodBackward", [input], (g) => [cumprodGrad(input, out, g, d)], [input]);
 }
 
 function hasZero(x: Tensor): boolean {

@@ -150,7 +150,8 @@ export function scatterReduce(x: Tensor, dim: number, index: Tensor, src: Tensor
   const part = covered(src, index.shape);
   const targets = flatTargets(idx, index.shape, x.shape, d);
   const out = noGrad(() => forward(x, targets, part, reduce, includeSelf, index, d));
-  return record(out, "ScatterReduceBackward", [x, part], (g) => backward(g, x, index, part, out.detach(), d, reduce, includeSelf));
+  // The recorded result enters the prod/amax/amin formulas, so double backward sees its dependence on x and src.
+  return record(out, "ScatterReduceBackward", [x, part], (g) => backward(g, x, index, part, out, d, reduce, includeSelf));
 }
 
 function identity(reduce: ScatterReduction, dtype: string): number {

@@ -52,7 +52,8 @@ function mathOp(op: MathOp, name: string, derivative: (g: Tensor, x: Tensor, y: 
     if (input.dtype === "bfloat16") throw new TypeError(`${op}: bfloat16 tensors are storage only; convert with .float() first`);
     const x = floatInput(input);
     const y = mathRaw(op, x);
-    return record(y, name, [x], (g) => [derivative(g, x, y.detach())], [x]);
+    // y itself (not detached) goes into the formula, so a recorded backward differentiates through it.
+    return record(y, name, [x], (g) => [derivative(g, x, y)], [x]);
   };
 }
 

@@ -81,7 +81,8 @@ export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim
   const dims = reductionDims(Array.isArray(dim) && dim.length === 0 ? null : dim, input.ndim, op);
   const kept = normValue(input, p, dims, op);
   const out = reshape(kept, reducedShape(input.shape, dims, keepdim)).detach();
-  return record(out, "LinalgVectorNormBackward", [input], (g) => [normGrad(input, kept, reshape(g, kept.shape), p, dims)], [input]);
+  // The recorded output (not the detached value) enters the formula, so double backward sees its dependence on x.
+  return record(out, "LinalgVectorNormBackward", [input], (g) => [normGrad(input, reshape(out, kept.shape), reshape(g, kept.shape), p, dims)], [input]);
 }
 
 /**
