@@ -1,4 +1,5 @@
 import type { Tensor } from "../tensor/tensor.js";
+import { to } from "./creation.js";
 import { eq, gt, ne } from "./elementwise.js";
 import { installMethods } from "./install.js";
 import { reductionDims, sum, type Dims } from "./reduction.js";
@@ -14,6 +15,8 @@ declare module "../tensor/tensor.js" {
 /** Counts, per output element, the inputs for which `test` holds (as int32). */
 function countWhere(test: Tensor, dim: Dims, keepdim: boolean, op: string): Tensor {
   const dims = reductionDims(Array.isArray(dim) && dim.length === 0 ? null : dim, test.ndim, op);
+  // A 0-d tensor reduces to itself (reductionDims has checked that dim is 0 or -1).
+  if (test.ndim === 0) return to(test, "int32");
   return sum(test, dims, keepdim);
 }
 
