@@ -301,6 +301,37 @@ def einsum():
          {"equation": "bij,bkj->bik"})
 
 
+def edges():
+    """Empty and 0-d inputs, where shapes and identities (sum 0, max −∞, …) must match PyTorch's."""
+    e = torch.zeros(0, 3)
+    case("sort", "empty", "torch.sort(x, dim=0)", lambda x, dim, descending, stable: torch.sort(x, dim=dim, descending=descending, stable=stable),
+         {"x": e}, {"dim": 0, "descending": False, "stable": False}, grad=False)
+    case("sort", "zero_dim", "torch.sort(x)", lambda x, dim, descending, stable: torch.sort(x, dim=dim, descending=descending, stable=stable),
+         {"x": torch.tensor(1.5)}, {"dim": -1, "descending": False, "stable": False}, grad=False)
+    case("cumsum", "empty", "torch.cumsum(x, dim=1)", lambda x, dim: torch.cumsum(x, dim=dim), {"x": e}, {"dim": 1}, grad=False)
+    case("flip", "empty", "torch.flip(x, [0, 1])", lambda x, dims: torch.flip(x, dims), {"x": e}, {"dims": [0, 1]}, grad=False)
+    case("roll", "zero_dim", "torch.roll(x, 3)", lambda x, shifts, dims: torch.roll(x, shifts, dims), {"x": torch.tensor(2.5)},
+         {"shifts": 3, "dims": None}, grad=False)
+    case("repeat", "zero_dim", "x.repeat(3)", lambda x, sizes: x.repeat(*sizes), {"x": torch.tensor(2.5)}, {"sizes": [3]}, grad=False)
+    case("pad", "empty_constant", "F.pad(x, (1, 1), value=2.0)", lambda x, pad, mode, value=None: F.pad(x, pad, mode=mode, value=value),
+         {"x": e}, {"pad": [1, 1], "mode": "constant", "value": 2.0}, grad=False)
+    case("einsum", "empty_contraction", "torch.einsum('ij,jk->ik', a, b)", lambda equation, **ops: torch.einsum(equation, *[ops[k] for k in sorted(ops)]),
+         {"op0": torch.zeros(2, 0), "op1": torch.zeros(0, 3)}, {"equation": "ij,jk->ik"}, grad=False)
+    case("einsum", "zero_dim_operands", "torch.einsum(',->', a, b)", lambda equation, **ops: torch.einsum(equation, *[ops[k] for k in sorted(ops)]),
+         {"op0": torch.tensor(2.5), "op1": torch.tensor(-1.5)}, {"equation": ",->"})
+    case("vector_norm", "empty", "torch.linalg.vector_norm(x)", lambda x, ord, dim, keepdim: torch.linalg.vector_norm(x, ord=ord, dim=dim, keepdim=keepdim),
+         {"x": e}, {"ord": 2, "dim": None, "keepdim": False}, grad=False)
+    case("logsumexp", "empty_dim", "torch.logsumexp(x, 0)", lambda x, dim, keepdim: torch.logsumexp(x, dim=dim, keepdim=keepdim),
+         {"x": e}, {"dim": 0, "keepdim": False}, grad=False)
+    case("any", "zero_dim_with_dim", "torch.any(x, dim=0)", lambda x, dim: torch.any(x, dim=dim), {"x": torch.tensor(2.0)}, {"dim": 0}, grad=False)
+    case("all", "empty_dim1", "torch.all(x, dim=1)", lambda x, dim: torch.all(x, dim=dim), {"x": e}, {"dim": 1}, grad=False)
+    case("scatter", "empty_index", "torch.scatter(input, 1, index, value=3.0)", lambda input, index, dim, value: torch.scatter(input, dim, index, value),
+         {"input": randn(2, 2), "index": torch.zeros(2, 0, dtype=torch.int64)}, {"dim": 1, "value": 3.0}, grad=False)
+    case("one_hot", "zero_dim", "F.one_hot(x, 3)", lambda x, num_classes: F.one_hot(x, num_classes), {"x": torch.tensor(2)}, {"num_classes": 3}, grad=False)
+    case("nll_loss", "empty_batch_sum", "F.nll_loss(input, target, reduction='sum')", lambda input, target, reduction: F.nll_loss(input, target, reduction=reduction),
+         {"input": torch.zeros(0, 3), "target": torch.zeros(0, dtype=torch.int64)}, {"reduction": "sum"}, grad=False)
+
+
 def main():
     torch.set_num_threads(1)
     trigonometry()
@@ -312,6 +343,7 @@ def main():
     cumulative()
     rearrange()
     einsum()
+    edges()
     os.makedirs(g.OUT_DIR, exist_ok=True)
     for op, cases in sorted(g.fixtures.items()):
         path = os.path.join(g.OUT_DIR, f"{op}.json")
