@@ -20,19 +20,24 @@ function countWhere(test: Tensor, dim: Dims, keepdim: boolean, op: string): Tens
   return sum(test, dims, keepdim);
 }
 
+/** x detached; bfloat16 (storage only, whose −0 has non-zero bits) is read as float32. */
+function readable(x: Tensor): Tensor {
+  return x.dtype === "bfloat16" ? to(x.detach(), "float32") : x.detach();
+}
+
 /**
  * torch.any: whether any element over dims (all when omitted) is non-zero; a bool tensor. NaN is
  * non-zero, so it counts as true; an empty reduction is false.
  */
 export function any(x: Tensor, dim?: Dims, keepdim = false): Tensor {
   assertTensor(x, "any");
-  return gt(countWhere(ne(x.detach(), 0), dim, keepdim, "any"), 0);
+  return gt(countWhere(ne(readable(x), 0), dim, keepdim, "any"), 0);
 }
 
 /** torch.all: whether every element over dims (all when omitted) is non-zero; empty is true. */
 export function all(x: Tensor, dim?: Dims, keepdim = false): Tensor {
   assertTensor(x, "all");
-  return eq(countWhere(eq(x.detach(), 0), dim, keepdim, "all"), 0);
+  return eq(countWhere(eq(readable(x), 0), dim, keepdim, "all"), 0);
 }
 
 installMethods({ any, all });

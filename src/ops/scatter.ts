@@ -6,16 +6,18 @@ import { formatShape, normalizeDim, type Shape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { full, onesLike, to, zerosLike } from "./creation.js";
-import { div, eq, logicalAnd, mul, where } from "./elementwise.js";
+import { copyInPlace, div, eq, logicalAnd, mul, where } from "./elementwise.js";
 import { gather, scatterAdd } from "./gather.js";
 import { installMethods } from "./install.js";
-import { assertSameDType, assertTensor, contiguousData, describeValue, emptyTensor, viewOf } from "./util.js";
+import { assertSameDType, assertTensor, beginInPlace, contiguousData, describeValue, emptyTensor, viewOf } from "./util.js";
 import { narrow } from "./view.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
     scatter(dim: number, index: Tensor, src: Tensor | number, options?: ScatterOptions): Tensor;
     scatterReduce(dim: number, index: Tensor, src: Tensor, reduce: ScatterReduction, options?: ScatterReduceOptions): Tensor;
+    scatter_(dim: number, index: Tensor, src: Tensor | number, options?: ScatterOptions): Tensor;
+    scatterReduce_(dim: number, index: Tensor, src: Tensor, reduce: ScatterReduction, options?: ScatterReduceOptions): Tensor;
   }
 }
 
@@ -217,4 +219,20 @@ function backward(g: Tensor, x: Tensor, index: Tensor, src: Tensor, result: Tens
   return [x.requiresGrad ? gradSelf : null, src.requiresGrad ? gradSrc : null];
 }
 
-installMethods({ scatter, scatterReduce });
+/**
+ * Tensor.scatter_ and scatterReduce_: the same result written into x (e.g. the one-hot idiom
+ * zeros.scatter_(1, labels, 1)). Like every in-place op, refused on a tensor that requires grad.
+ */
+function inPlace(x: Tensor, name: string, result: () => Tensor): Tensor {
+  assertTensor(x, name);
+  beginInPlace(x, name);
+  return copyInPlace(x, noGrad(result));
+}
+
+installMethods({
+  scatter,
+  scatterReduce,
+  scatter_: (x: Tensor, dim: number, index: Tensor, src: Tensor | number, options?: ScatterOptions) => inPlace(x, "scatter_", () => scatter(x, dim, index, src, options)),
+  scatterReduce_: (x: Tensor, dim: number, index: Tensor, src: Tensor, reduce: ScatterReduction, options?: ScatterReduceOptions) =>
+    inPlace(x, "scatterReduce_", () => scatterReduce(x, dim, index, src, reduce, options)),
+});

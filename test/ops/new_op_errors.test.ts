@@ -102,3 +102,33 @@ describe("new op argument errors", () => {
     assert.throws(() => rt.nanToNum(rt.zeros([1]), "0" as never), /nanToNum: nan must be a number, got string/);
   });
 });
+
+describe("bfloat16 inputs to the value tests", () => {
+  // bfloat16 is storage only: these ops read it as float32, so NaN and −0 are seen as numbers.
+  const bf = (v: number[]) => rt.tensor(v).to("bfloat16");
+  it("isnan, isinf, isfinite and nanToNum see NaN and ±∞ in bfloat16", () => {
+    assert.deepEqual(rt.isnan(bf([1, NaN])).toArray(), [0, 1]);
+    assert.deepEqual(rt.isinf(bf([1, -Infinity])).toArray(), [0, 1]);
+    assert.deepEqual(rt.isfinite(bf([1, NaN, Infinity])).toArray(), [1, 0, 0]);
+    // 3.3895313892515355e38 is bfloat16's largest finite value (torch.finfo(torch.bfloat16).max).
+    assert.deepEqual(rt.nanToNum(bf([1, NaN, Infinity])).to("float32").toArray(), [1, 0, 3.3895313892515355e38]);
+  });
+  it("any and all treat bfloat16 −0 as zero", () => {
+    assert.equal(rt.any(bf([-0, 0])).item(), 0);
+    assert.equal(rt.all(bf([-0, 1])).item(), 0);
+  });
+});
+
+describe("scatter_ and scatterReduce_ write in place", () => {
+  it("the one-hot idiom zeros.scatter_(1, labels, 1) matches oneHot, and a leaf that requires grad is refused", () => {
+    const labels = rt.tensor([[1], [3], [0]], { dtype: "int32" });
+    const z = rt.zeros([3, 4]);
+    const r = z.scatter_(1, labels, 1);
+    assert.equal(r, z);
+    assert.deepEqual(z.toArray(), rt.oneHot(labels.view(-1), 4).float().toArray());
+    const acc = rt.zeros([2]);
+    acc.scatterReduce_(0, rt.tensor([1, 1], { dtype: "int32" }), rt.tensor([2, 3]), "sum");
+    assert.deepEqual(acc.toArray(), [0, 5]);
+    assert.throws(() => rt.zeros([2], { requiresGrad: true }).scatter_(0, rt.tensor([0], { dtype: "int32" }), 1), /scatter_: an in-place op on a tensor that requires grad/);
+  });
+});
