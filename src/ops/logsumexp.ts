@@ -1,8 +1,7 @@
 import { noGrad } from "../autograd/grad_mode.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to, zeros } from "./creation.js";
-import { add, eq, exp, log, sub, where } from "./elementwise.js";
-import { abs } from "./elementwise.js";
+import { abs, add, eq, exp, log, sub, where } from "./elementwise.js";
 import { extremeOver } from "./amax.js";
 import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";

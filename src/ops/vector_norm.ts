@@ -4,7 +4,7 @@ import type { DType } from "../tensor/dtype.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { extremeOver } from "./amax.js";
-import { to } from "./creation.js";
+import { to, zerosLike } from "./creation.js";
 import { abs, div, eq, mul, ne, pow, sign, sqrt, where } from "./elementwise.js";
 import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
@@ -51,7 +51,7 @@ function normValue(x: Tensor, ord: number, dims: readonly number[], op: string):
  * sgn(x)·|x|^(p−1)·‖x‖^(1−p) otherwise.
  */
 function normGrad(x: Tensor, norm: Tensor, g: Tensor, ord: number, dims: readonly number[]): Tensor {
-  if (ord === 0) return mul(x, 0);
+  if (ord === 0) return zerosLike(x);
   if (ord === 1) return mul(sign(x), g);
   if (ord === 2) return mul(x, where(eq(norm, 0), 0, div(g, norm)));
   if (ord === Infinity || ord === -Infinity) {
