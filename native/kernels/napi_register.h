@@ -12,5 +12,6 @@ inline void Define(napi_env env, napi_value exports, const char* name, napi_call
 void RegisterMath(napi_env env, napi_value exports);
 void RegisterNn(napi_env env, napi_value exports);
 void RegisterRuntime(napi_env env, napi_value exports);
+void RegisterExtra(napi_env env, napi_value exports);
 
 }  // namespace rt

@@ -6,4 +6,5 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   rt::RegisterRuntime(env, exports);
   rt::RegisterMath(env, exports);
   rt::RegisterNn(env, exports);
+  rt::RegisterExtra(env, exports);
 }

@@ -88,6 +88,12 @@ export type BinaryOp =
 
 export type ReduceOp = "sum" | "max" | "min" | "prod";
 
+/** Transcendental functions of one float argument (std:: semantics: NaN outside the domain). */
+export type MathOp = "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh" | "cosh" | "asinh" | "acosh" | "atanh" | "log1p" | "expm1";
+
+/** How scatterReduce combines a source element with the one already at its target. */
+export type ScatterOp = "assign" | "sum" | "prod" | "amax" | "amin";
+
 /**
  * One (optionally batched) matrix product `out[b] = alpha * A[b] @ B[b] + beta * out[b]` with
  * A of logical shape [M, K] and B of [K, N]. Each operand is addressed by a row stride and a column
@@ -257,6 +263,33 @@ export interface Backend {
 
   /** One fused SGD update of a flat parameter, in place on param and the momentum buffer. */
   sgdStep(args: SgdArgs): void;
+
+  /** out[i] = op(x[xOffset + i]) for i < n; x and out are float32 or float64 of one dtype. */
+  unaryMath(op: MathOp, x: TypedArray, xOffset: number, out: TypedArray, n: number): void;
+
+  /** out[i] = atan2(a[aOffset + i], b[bOffset + i]) over contiguous float runs of one dtype. */
+  atan2(a: TypedArray, aOffset: number, b: TypedArray, bOffset: number, out: TypedArray, n: number): void;
+
+  /**
+   * Sorts the middle axis of a contiguous [outer, size, inner] block (float32, float64 or int32)
+   * into values and int32 indices of the same layout. The sort is stable, and NaN counts as larger
+   * than every number (last ascending, first descending), as in PyTorch.
+   */
+  sort(x: TypedArray, xOffset: number, outer: number, size: number, inner: number, descending: boolean, values: TypedArray, indices: Int32Array): void;
+
+  /**
+   * Inclusive running sum (prod=false) or product along the middle axis of a contiguous
+   * [outer, size, inner] block into out of the same layout. Floats accumulate in float64 and round
+   * each output; int32 wraps on overflow.
+   */
+  cumulative(prod: boolean, x: TypedArray, xOffset: number, outer: number, size: number, inner: number, out: TypedArray): void;
+
+  /**
+   * out[o, index[o, j, i], i] = op(that element, src[o, j, i]) for contiguous src and index
+   * [outer, k, inner] and out [outer, size, inner], visiting j in increasing order (so "assign"
+   * keeps the last write). amax/amin let NaN win. int32 sums and products wrap.
+   */
+  scatterReduce(op: ScatterOp, src: TypedArray, outer: number, size: number, inner: number, index: Int32Array, k: number, out: TypedArray): void;
 
   /** Σ x[i]² over a contiguous run, in float64 (for clipGradNorm). */
   sumSquares(x: TypedArray, xOffset: number, n: number): number;

@@ -7,3 +7,7 @@ export { embedding } from "../ops/embedding.js";
 export { dropout } from "../ops/dropout.js";
 export { crossEntropy, mseLoss } from "../ops/loss.js";
 export { scaledDotProductAttention, attentionBias, generateSquareSubsequentMask } from "./attention.js";
+export { nllLoss } from "../ops/nll_loss.js";
+export { binaryCrossEntropy, binaryCrossEntropyWithLogits, logSigmoid } from "../ops/binary_cross_entropy.js";
+export { oneHot } from "../ops/one_hot.js";
+export { pad } from "../ops/pad.js";

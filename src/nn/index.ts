@@ -21,6 +21,7 @@ export { TransformerDecoderLayer, TransformerDecoder, type DecoderCallOptions } 
 export { Transformer, type TransformerOptions, type TransformerCallOptions } from "./transformer.js";
 export type { TransformerLayerOptions, Activation } from "./transformer_common.js";
 export { CrossEntropyLoss, MSELoss, type CrossEntropyLossOptions } from "./loss.js";
+export { NLLLoss, BCELoss, BCEWithLogitsLoss, type NLLLossOptions, type BCELossOptions, type BCEWithLogitsLossOptions } from "./probability_losses.js";
 export { generateSquareSubsequentMask } from "./attention.js";
 export * as init from "./init.js";
 export * as functional from "./functional.js";

@@ -84,7 +84,8 @@ def number(v, dtype):
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
     if dtype == torch.float32:
-        return float(repr(np.float32(v)))
+        # str, not repr: numpy 2 spells repr as "np.float32(...)"; str is the shortest round-trip form in both.
+        return float(str(np.float32(v)))
     return float(repr(float(v)))
 
 

@@ -1,6 +1,7 @@
 import type { AdamArgs, Backend, MatmulArgs, ReduceOp, SgdArgs, StridedView, TypedArray } from "../backend.js";
 import { referenceBackend } from "../reference/index.js";
 import { checkMatmul, checkRun, checkView, isFloatArray, numelOf, sameType } from "./checks.js";
+import { extraMethods, type NativeExtraKernels } from "./extra.js";
 import { encodeFill } from "./fill.js";
 import { applyIsaFromEnv } from "./isa.js";
 import { packLayout } from "./layout.js";
@@ -260,6 +261,8 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       if (!isFloatArray(x)) return referenceBackend.sumSquares(x, xOffset, n);
       return native.sumSquares(x, xOffset, n);
     },
+
+    ...extraMethods(addon as unknown as NativeExtraKernels),
   };
 }
 

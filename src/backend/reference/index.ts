@@ -1,5 +1,6 @@
 import type { Backend } from "../backend.js";
 import { binary, unary, unaryGrad, where } from "./elementwise.js";
+import { atan2, cumulative, scatterReduce, sort, unaryMath } from "./extra.js";
 import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
 import { matmul } from "./matmul.js";
 import { layerNorm, layerNormBackward } from "./norm.js";
@@ -35,6 +36,11 @@ export const referenceBackend: Backend = {
   adamStep,
   sgdStep,
   sumSquares,
+  unaryMath,
+  atan2,
+  sort,
+  cumulative,
+  scatterReduce,
 };
 
 export { bf16ToFloat, floatToBf16 } from "./convert.js";

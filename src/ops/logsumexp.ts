@@ -1,0 +1,37 @@
+import { noGrad } from "../autograd/grad_mode.js";
+import type { Tensor } from "../tensor/tensor.js";
+import { to, zeros } from "./creation.js";
+import { abs, add, eq, exp, log, sub, where } from "./elementwise.js";
+import { extremeOver } from "./amax.js";
+import { installMethods } from "./install.js";
+import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
+import { assertTensor } from "./util.js";
+import { reshape } from "./view.js";
+
+declare module "../tensor/tensor.js" {
+  interface Tensor {
+    logsumexp(dim?: Dims, keepdim?: boolean): Tensor;
+  }
+}
+
+/**
+ * torch.logsumexp: log Σ exp(x) over dims, computed as m + log Σ exp(x − m) with m the (detached)
+ * maximum so that nothing overflows. Composed of public ops: the gradient is softmax(x) along the
+ * dims, and double backward works. An infinite maximum is replaced by 0 (PyTorch's rule), so a
+ * row of −∞ gives −∞ and a row holding +∞ gives +∞, not NaN. Integer inputs compute in float32.
+ */
+export function logsumexp(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  assertTensor(x, "logsumexp");
+  const input = x.dtype === "float32" || x.dtype === "float64" ? x : to(x.detach(), "float32");
+  const dims = reductionDims(Array.isArray(dim) && dim.length === 0 ? null : dim, input.ndim, "logsumexp");
+  const keptShape = reducedShape(input.shape, dims, true);
+  const m = noGrad(() => {
+    if (input.numel === 0) return zeros(keptShape, { dtype: input.dtype });
+    const raw = extremeOver("max", input, dims, "logsumexp");
+    return where(eq(abs(raw), Infinity), 0, raw);
+  });
+  const out = add(log(sum(exp(sub(input, m)), dims, true)), m);
+  return reshape(out, reducedShape(input.shape, dims, keepdim));
+}
+
+installMethods({ logsumexp });
