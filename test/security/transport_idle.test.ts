@@ -18,7 +18,7 @@ it("a 3-rank TCP job starts though another user holds idle and half-open connect
     RINGTORCH_TRANSPORT: "tcp",
     DELAY_RANK: "2",
     DELAY_MS: "2000",
-    INIT_TIMEOUT_MS: "30000",
+    INIT_TIMEOUT_MS: "45000",
   });
   const attacked = new Set<number>();
   const watcher = setInterval(() => {
@@ -33,7 +33,7 @@ it("a 3-rank TCP job starts though another user holds idle and half-open connect
   }, 10);
   let codes;
   try {
-    codes = await exits(ranks, 90_000);
+    codes = await exits(ranks, 120_000);
   } finally {
     clearInterval(watcher);
     await silent.stop();
