@@ -1,6 +1,6 @@
 // nice -n 10 node --import tsx --conditions=source bench/launch_orphans.ts [STEP_MS=10] [MAX_MS=1000] [NPROC=2]
 // The long form of test/security/launch_orphans.test.ts: SIGKILLs ringrun at every STEP_MS from 0
-// to MAX_MS after it starts its workers, and counts the processes (workers, their children, tsx's
+// to MAX_MS after its worker processes exist, and counts the processes (workers, their children, tsx's
 // esbuild) still alive 20 s later. Every line should read "0 survivors"; the last line sums up.
 // A sweep, not a benchmark: there is no peer to compare with, and no time is taken for the record.
 import { mkdtempSync, rmSync } from "node:fs";

@@ -47,8 +47,8 @@ export interface KillTrial {
 }
 
 /**
- * One trial: starts ringrun with `nproc` sleepers (each starts a child of its own), waits for its
- * "starting ranks" line, SIGKILLs ringrun `delayMs` after it, and waits up to `limitMs` for every
+ * One trial: starts ringrun with `nproc` sleepers (each starts a child of its own), waits until
+ * its workers exist, SIGKILLs ringrun `delayMs` after that, and waits up to `limitMs` for every
  * process it started to be gone: a bound on a hang (a worker left waiting in init), not a timing
  * check. Whatever survives is killed before returning.
  */
@@ -63,7 +63,10 @@ export async function killTrial(delayMs: number, options: { nproc?: number; limi
     const child = running.child;
     let stderr = "";
     child.stderr!.on("data", (d: Buffer | string) => (stderr += String(d)));
-    const started = await eventually(() => /starting ranks/.test(stderr) || child.exitCode !== null, 60_000);
+    // The moment both worker processes exist (spawned, not yet loaded): ringrun prints its line
+    // just before spawning, and under load the spawns themselves can take a while.
+    const nproc = options.nproc ?? 2;
+    const started = await eventually(() => (/starting ranks/.test(stderr) && liveMarked(marker).length >= 1 + nproc) || child.exitCode !== null, 60_000);
     if (!started || child.exitCode !== null) throw new Error(`ringrun did not start its workers: ${stderr}`);
     await sleep(delayMs);
     const before = liveMarked(marker).length;
