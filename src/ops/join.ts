@@ -7,7 +7,7 @@ import { to } from "./creation.js";
 import { splitAround } from "./indexing.js";
 import { installMethods } from "./install.js";
 import { assertTensor, emptyTensor } from "./util.js";
-import { narrow, unsqueeze } from "./view.js";
+import { narrow, notScalar, unsqueeze } from "./view.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -84,6 +84,7 @@ export function stack(tensors: readonly Tensor[], dim = 0): Tensor {
  */
 export function split(x: Tensor, splitSizeOrSections: number | readonly number[], dim = 0): Tensor[] {
   assertTensor(x, "split");
+  notScalar(x, "split");
   const d = normalizeDim(dim, x.ndim, "split");
   const size = x.shape[d];
   let sections: number[];
@@ -116,6 +117,7 @@ export function split(x: Tensor, splitSizeOrSections: number | readonly number[]
  */
 export function chunk(x: Tensor, chunks: number, dim = 0): Tensor[] {
   assertTensor(x, "chunk");
+  notScalar(x, "chunk");
   if (!Number.isInteger(chunks) || chunks <= 0) throw new RangeError(`chunk: the number of chunks must be a positive integer, got ${chunks}`);
   const d = normalizeDim(dim, x.ndim, "chunk");
   const size = x.shape[d];
