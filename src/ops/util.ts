@@ -48,7 +48,11 @@ export function describeValue(v: unknown): string {
   return v === null ? "null" : typeof v;
 }
 
-/** Marks an in-place write: refuses tensors in a graph, then bumps the version counter. */
+/**
+ * Marks an in-place write: refuses tensors in a graph and destinations where several elements share
+ * one memory location (an expanded view, as PyTorch does), then bumps the version counter.
+ * Non-contiguous destinations are allowed: write through `writeInto`.
+ */
 export function beginInPlace(t: Tensor, op: string): void {
   if (t.requiresGrad && isGradEnabled()) {
     throw new Error(
@@ -56,8 +60,45 @@ export function beginInPlace(t: Tensor, op: string): void {
         "use the out-of-place op, or wrap the update in noGrad()",
     );
   }
-  if (!t.isContiguous()) {
-    throw new Error(`${op}: in-place ops need a contiguous tensor, got shape ${formatShape(t.shape)} with strides ${formatShape(t.strides)}; call contiguous() first`);
+  if (t.numel > 1 && t.shape.some((s, i) => s > 1 && t.strides[i] === 0)) {
+    throw new Error(
+      `${op}: more than one element of the written-to tensor (shape ${formatShape(t.shape)}, strides ${formatShape(t.strides)}) refers to one memory location; clone() it first`,
+    );
   }
   t.storage.version++;
+}
+
+/**
+ * Writes `src` (any dtype, dst's shape or broadcastable to it) into dst's memory, dst possibly a
+ * strided view. Dense destinations take the backend's copy; others an index walk in TypeScript.
+ */
+export function writeInto(dst: Tensor, src: Tensor): void {
+  const strides = src.shape.length === dst.shape.length && src.shape.every((s, i) => s === dst.shape[i]) ? src.strides : broadcastViewStrides(src, dst.shape);
+  if (dst.isContiguous()) {
+    getBackend().copy({ data: src.storage.data, offset: src.offset, strides }, dst.shape, dst.storage.data, dst.offset);
+    return;
+  }
+  const dense = emptyTensor(dst.dtype, dst.shape);
+  getBackend().copy({ data: src.storage.data, offset: src.offset, strides }, dst.shape, dense.storage.data, 0);
+  const values = dense.storage.data;
+  const out = dst.storage.data;
+  const nd = dst.shape.length;
+  const index = new Array<number>(nd).fill(0);
+  let pos = dst.offset;
+  for (let i = 0; i < values.length; i++) {
+    out[pos] = values[i];
+    for (let d = nd - 1; d >= 0; d--) {
+      pos += dst.strides[d];
+      if (++index[d] < dst.shape[d]) break;
+      pos -= dst.strides[d] * dst.shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+function broadcastViewStrides(t: Tensor, target: Shape): number[] {
+  const out = new Array<number>(target.length).fill(0);
+  const lead = target.length - t.shape.length;
+  for (let i = 0; i < t.shape.length; i++) out[lead + i] = t.shape[i] === 1 && target[lead + i] !== 1 ? 0 : t.strides[i];
+  return out;
 }

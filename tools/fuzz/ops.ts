@@ -10,7 +10,7 @@ type Args = any[];
 type Kw = Record<string, any>;
 export type OpCall = (a: Args, k: Kw) => unknown;
 
-const dims = (d: unknown) => (d === null ? undefined : d);
+const dims = (d: any) => (d === null ? undefined : d);
 
 function reduceCall(f: (x: Tensor, dim?: any, keepdim?: boolean) => Tensor): OpCall {
   return (a) => (a.length === 1 ? f(a[0]) : f(a[0], dims(a[1]), a[2] ?? false));
