@@ -195,10 +195,7 @@ export function maskedFill(t: Tensor, mask: Tensor, value: number): Tensor {
   assertTensor(t, "maskedFill");
   assertTensor(mask, "maskedFill", "mask");
   if (mask.dtype !== "bool") throw new TypeError(`maskedFill: expected a bool mask, got ${mask.dtype} ${formatShape(mask.shape)}`);
-  const shape = broadcastShapes(t.shape, mask.shape, "maskedFill");
-  if (shape.length !== t.ndim || shape.some((d, i) => d !== t.shape[i])) {
-    throw new RangeError(`maskedFill: the mask of shape ${formatShape(mask.shape)} must broadcast to the input's shape ${formatShape(t.shape)}`);
-  }
+  broadcastShapes(t.shape, mask.shape, "maskedFill");
   return where(mask, scalarTensor(scalarFor(value, t.dtype, "maskedFill"), t.dtype), t);
 }
 
@@ -426,7 +423,8 @@ export function binaryInPlace(op: BinaryOp, dst: Tensor, src: Operand, name: str
 export function fillInPlace(dst: Tensor, value: number): Tensor {
   assertTensor(dst, "fill_");
   const v = scalarFor(value, dst.dtype, "fill_");
-  beginInPlace(dst, "fill_");
+  // PyTorch fills expanded views too (every alias gets the same value, so nothing is ambiguous).
+  beginInPlace(dst, "fill_", false);
   if (dst.isContiguous()) getBackend().fill(dst.storage.data, dst.offset, dst.numel, v);
   else writeInto(dst, scalarTensor(v, dst.dtype));
   return dst;

@@ -22,7 +22,8 @@ declare module "../tensor/tensor.js" {
 function checkIndex(index: Tensor, shape: Shape, d: number, op: string): Int32Array {
   assertTensor(index, op, "index");
   if (index.dtype !== "int32") throw new TypeError(`${op}: expected an int32 index, got ${index.dtype} with shape ${formatShape(index.shape)}`);
-  if (index.ndim !== shape.length || index.shape.some((s, i) => i !== d && s > shape[i])) {
+  // An empty index is not checked against the sizes, as in PyTorch.
+  if (index.ndim !== shape.length || (index.numel > 0 && index.shape.some((s, i) => i !== d && s > shape[i]))) {
     throw new RangeError(
       `${op}: the index of shape ${formatShape(index.shape)} must have ${shape.length} dims and be no larger than ${formatShape(shape)} outside dim ${d}`,
     );

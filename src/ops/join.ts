@@ -24,6 +24,15 @@ function checkList(tensors: readonly Tensor[], op: string): void {
 /** torch.cat: joins tensors along an existing dim; all other sizes must match. Dtypes promote. */
 export function cat(tensors: readonly Tensor[], dim = 0): Tensor {
   checkList(tensors, "cat");
+  const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
+  // PyTorch skips legacy empty tensors of shape [0] whatever the others' shapes (their dtype still counts).
+  const kept = tensors.filter((t) => !(t.ndim === 1 && t.shape[0] === 0));
+  if (kept.length < tensors.length && kept.length > 0) {
+    if (kept[0].ndim !== 1) {
+      normalizeDim(dim, kept[0].ndim, "cat");
+      return cat(kept.map((t) => to(t, dtype)), dim);
+    }
+  }
   const first = tensors[0];
   const d = normalizeDim(dim, first.ndim, "cat");
   if (first.ndim === 0) throw new RangeError("cat: zero-dimensional tensors cannot be concatenated; use stack() instead");
@@ -34,7 +43,6 @@ export function cat(tensors: readonly Tensor[], dim = 0): Tensor {
       );
     }
   });
-  const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
   const inputs = tensors.map((t) => to(t, dtype));
   const sizes = inputs.map((t) => t.shape[d]);
   const total = sizes.reduce((a, b) => a + b, 0);

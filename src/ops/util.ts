@@ -20,6 +20,8 @@ export function emptyTensor(dtype: DType, shape: Shape): Tensor {
 
 /** t itself when contiguous and of `dtype`, else a contiguous copy (no autograd recording). */
 export function contiguousData(t: Tensor, dtype: DType = t.dtype): Tensor {
+  // An empty view may sit at an offset past its storage's end; kernels get a fresh empty tensor.
+  if (t.numel === 0) return emptyTensor(dtype, t.shape);
   if (t.dtype === dtype && t.isContiguous()) return t;
   const out = emptyTensor(dtype, t.shape);
   getBackend().copy(viewOf(t), t.shape, out.storage.data, 0);
@@ -53,14 +55,14 @@ export function describeValue(v: unknown): string {
  * one memory location (an expanded view, as PyTorch does), then bumps the version counter.
  * Non-contiguous destinations are allowed: write through `writeInto`.
  */
-export function beginInPlace(t: Tensor, op: string): void {
+export function beginInPlace(t: Tensor, op: string, checkOverlap = true): void {
   if (t.requiresGrad && isGradEnabled()) {
     throw new Error(
       `${op}: an in-place op on a tensor that requires grad would corrupt the gradient (${t.describe()}); ` +
         "use the out-of-place op, or wrap the update in noGrad()",
     );
   }
-  if (t.numel > 1 && t.shape.some((s, i) => s > 1 && t.strides[i] === 0)) {
+  if (checkOverlap && t.numel > 1 && t.shape.some((s, i) => s > 1 && t.strides[i] === 0)) {
     throw new Error(
       `${op}: more than one element of the written-to tensor (shape ${formatShape(t.shape)}, strides ${formatShape(t.strides)}) refers to one memory location; clone() it first`,
     );

@@ -47,7 +47,12 @@ export function contiguous(t: Tensor): Tensor {
 }
 
 export function flatten(t: Tensor, startDim = 0, endDim = -1): Tensor {
-  if (t.ndim === 0) return reshape(t, [1]);
+  assertTensor(t, "flatten");
+  if (t.ndim === 0) {
+    normalizeDim(startDim, 0, "flatten");
+    normalizeDim(endDim, 0, "flatten");
+    return reshape(t, [1]);
+  }
   const s = normalizeDim(startDim, t.ndim, "flatten");
   const e = normalizeDim(endDim, t.ndim, "flatten");
   if (s > e) throw new RangeError(`flatten: startDim ${startDim} comes after endDim ${endDim}`);
@@ -69,7 +74,11 @@ export function permute(t: Tensor, ...dimArgs: (number | readonly number[])[]): 
 
 export function transpose(t: Tensor, dim0: number, dim1: number): Tensor {
   assertTensor(t, "transpose");
-  if (t.ndim === 0) return t;
+  if (t.ndim === 0) {
+    normalizeDim(dim0, 0, "transpose");
+    normalizeDim(dim1, 0, "transpose");
+    return t;
+  }
   const a = normalizeDim(dim0, t.ndim, "transpose");
   const b = normalizeDim(dim1, t.ndim, "transpose");
   const order = t.shape.map((_, i) => i);
