@@ -3,7 +3,7 @@ import { record } from "../autograd/record.js";
 import { promoteTypes } from "../tensor/dtype.js";
 import { formatShape, normalizeDim } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { to } from "./creation.js";
+import { to, zeros } from "./creation.js";
 import { splitAround } from "./indexing.js";
 import { installMethods } from "./install.js";
 import { assertTensor, emptyTensor } from "./util.js";
@@ -25,13 +25,14 @@ function checkList(tensors: readonly Tensor[], op: string): void {
 export function cat(tensors: readonly Tensor[], dim = 0): Tensor {
   checkList(tensors, "cat");
   const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
-  // PyTorch skips legacy empty tensors of shape [0] whatever the others' shapes (their dtype still counts).
+  // PyTorch skips legacy empty tensors of shape [0] whatever the others' shapes (their dtype still
+  // counts, and one that requires grad keeps the result in the graph with a zero gradient).
   const kept = tensors.filter((t) => !(t.ndim === 1 && t.shape[0] === 0));
-  if (kept.length < tensors.length && kept.length > 0) {
-    if (kept[0].ndim !== 1) {
-      normalizeDim(dim, kept[0].ndim, "cat");
-      return cat(kept.map((t) => to(t, dtype)), dim);
-    }
+  if (kept.length < tensors.length && (kept.length > 0 || !Number.isInteger(dim) || dim < -1 || dim > 0)) {
+    const skipped = tensors.filter((t) => !kept.includes(t));
+    const inner = kept.length > 0 ? cat(kept.map((t) => to(t, dtype)), dim) : cat(skipped.map((t) => to(t, dtype)), 0);
+    if (kept.length === 0 || !skipped.some((t) => t.requiresGrad)) return inner;
+    return record(inner.detach(), "CatBackward", [inner, ...skipped], (g) => [g, ...skipped.map((t) => zeros(t.shape, { dtype: t.dtype }))]);
   }
   const first = tensors[0];
   const d = normalizeDim(dim, first.ndim, "cat");

@@ -17,10 +17,12 @@ import { reshape, transpose } from "./view.js";
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
   assertTensor(x, "linear");
   assertTensor(weight, "linear", "weight");
-  if (x.dtype === "int32" && weight.dtype === "int32" && (!bias || bias.dtype === "int32")) {
-    // Integer products, exact in float64 for any sum that fits int32 (PyTorch computes in integers).
+  const integral = x.dtype === "int32" || (x.dtype === "bool" && (x.numel === 0 || weight.numel === 0));
+  if (integral && weight.dtype === x.dtype && (!bias || (bias.dtype === x.dtype && x.dtype === "int32"))) {
+    // Integer products, exact in float64 for any sum that fits int32 (PyTorch computes in integers;
+    // it has no bool GEMM but returns empty or zero-sized bool products without running one).
     const wide = (t: Tensor | null | undefined) => (t ? to(t, "float64") : t);
-    return to(linear(to(x, "float64"), wide(weight)!, wide(bias)), "int32");
+    return to(linear(to(x, "float64"), wide(weight)!, wide(bias)), x.dtype);
   }
   assertFloating(x, "linear");
   assertSameDType(x, weight, "linear");

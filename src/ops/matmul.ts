@@ -94,9 +94,9 @@ function batchedMatmul(a: Tensor, b: Tensor): Tensor {
 export function matmul(a: Tensor, b: Tensor): Tensor {
   assertTensor(a, "matmul");
   assertTensor(b, "matmul", "other");
-  if (a.dtype === "bool" && b.dtype === "bool" && (a.numel === 0 || b.numel === 0)) {
+  if ((a.dtype === "bool" || a.dtype === "int32") && a.dtype === b.dtype && (a.numel === 0 || b.numel === 0)) {
     // PyTorch has no bool GEMM but returns empty and zero-sized products without running one.
-    return to(matmul(to(a, "float64"), to(b, "float64")), "bool");
+    return to(matmul(to(a, "float64"), to(b, "float64")), a.dtype);
   }
   if (a.dtype === "int32" && b.dtype === "int32") {
     // Integer products, exact in float64 for any sum that fits int32 (PyTorch computes in integers).

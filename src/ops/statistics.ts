@@ -56,7 +56,9 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
     const v = div(sum(mul(centered, centered), dims, keepdim), Math.max(0, count - correction));
     return to(op === "std" ? sqrt(v) : v, x.dtype);
   });
-  // PyTorch's var_backward: 2·g·(x − mean)/(N − correction), not clamped at 0 as the forward is.
+  // PyTorch's var_backward: 2·g·(x − mean)/max(0, N − correction), from x directly (not through the
+  // mean, whose gradient is zero in exact arithmetic but NaN next to an infinity).
+  const divisor = Math.max(0, count - correction);
   return record(
     out,
     op === "std" ? "StdBackward" : "VarBackward",
@@ -64,9 +66,9 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
     (g) => {
       const gk = reshape(g, kept);
       const centered = sub(x, mean(x, dims, true));
-      if (op === "var") return [mul(mul(gk, centered), 2 / (count - correction))];
+      if (op === "var") return [mul(mul(gk, centered), 2 / divisor)];
       const s = reshape(out.detach(), kept);
-      return [where(eq(s, 0), 0, div(mul(gk, centered), mul(s, count - correction)))];
+      return [where(eq(s, 0), 0, div(mul(gk, centered), mul(s, divisor)))];
     },
     [x],
   );

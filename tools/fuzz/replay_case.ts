@@ -84,6 +84,11 @@ const ACCEPTED: Record<string, (actual: number, expected: number) => boolean> = 
   gelu: (a, e) => Number.isNaN(e) && a === Infinity,
 };
 
+/** The same for gradients: next to an infinite input, layerNorm's backward gives ±inf where PyTorch's gives NaN. */
+const GRAD_ACCEPTED: Record<string, (actual: number, expected: number) => boolean> = {
+  layerNorm: (a, e) => Number.isNaN(e) && (a === Infinity || a === -Infinity),
+};
+
 /** Where two value lists differ beyond the dtype's tolerance, or null. */
 function compareValues(actual: ArrayLike<number>, expected: Num[], dtype: string, loose = 1, accept?: (a: number, e: number) => boolean): string | null {
   if (actual.length !== expected.length) return `${actual.length} values, expected ${expected.length}`;
@@ -118,8 +123,47 @@ function message(e: unknown): string {
   return e instanceof Error ? `${e.constructor.name}: ${e.message.slice(0, 160)}` : String(e);
 }
 
-/** Replays one case; null when ringtorch agrees with PyTorch. */
+/** The tensor specs among a case's arguments. */
+function specsOf(c: FuzzCase): TensorSpec[] {
+  const out: TensorSpec[] = [];
+  const visit = (a: unknown) => {
+    if (Array.isArray(a)) a.forEach(visit);
+    else if (a && typeof a === "object" && "T" in a) out.push((a as { T: TensorSpec }).T);
+  };
+  [...c.args, ...Object.values(c.kw)].forEach(visit);
+  return out;
+}
+
+/**
+ * Whole cases where ringtorch differs from PyTorch on purpose (README, "Differences from PyTorch"),
+ * with the reason, or null. They are counted apart, never silently passed.
+ */
+export function documentedDifference(c: FuzzCase): string | null {
+  // PyTorch's float32 layer norm squares in float32 and overflows to NaN or 0 above ~1e19;
+  // ringtorch accumulates in float64 and returns the finite normalised values.
+  if (c.op === "layerNorm" && specsOf(c).some((s) => s.dtype === "float32" && s.values.some((v) => typeof v === "number" && Math.abs(v) > 1e18))) {
+    return "float32 layerNorm of values above 1e18 (PyTorch overflows)";
+  }
+  // PyTorch's pow backward computes exponent − 1 and raises for a bool exponent tensor; ringtorch
+  // promotes the exponent first and gives the gradient.
+  if (c.op === "pow" && c.gradError !== undefined && specsOf(c).some((s) => s.dtype === "bool")) {
+    return "pow with a bool exponent tensor: PyTorch's backward raises";
+  }
+
+  return null;
+}
+
+/**
+ * PyTorch runs no kernel for an empty tensor, so it accepts dtypes that it refuses otherwise
+ * (logSoftmax or linear of an empty bool tensor); ringtorch checks the dtype whatever the size.
+ */
+function emptyDTypeCheck(c: FuzzCase, e: unknown): boolean {
+  return e instanceof TypeError && /expected a float32 or float64 tensor/.test(e.message) && (c.outs ?? []).every((o) => o.values.length === 0);
+}
+
+/** Replays one case; null when ringtorch agrees with PyTorch (or differs as documented). */
 export function replayCase(c: FuzzCase): Difference | null {
+  if (documentedDifference(c)) return null;
   const call = OPS[c.op];
   if (!call) return { kind: "no replayer entry", detail: `op ${c.op} is not in tools/fuzz/ops.ts` };
   let args: Decoded[];
@@ -138,7 +182,7 @@ export function replayCase(c: FuzzCase): Difference | null {
       Object.fromEntries(Object.entries(kw).map(([k, v]) => [k, v.value])),
     );
   } catch (e) {
-    if (c.error !== undefined) return null;
+    if (c.error !== undefined || emptyDTypeCheck(c, e)) return null;
     return { kind: "raised", detail: message(e) };
   }
   if (c.error !== undefined) return { kind: "should raise", detail: `PyTorch: ${c.error}` };
@@ -186,7 +230,7 @@ function compareGrads(c: FuzzCase, out: Tensor, bases: Tensor[]): Difference | n
       return { kind: "grad presence", detail: `leaf ${i}: got ${g === null ? "none" : "a gradient"}, expected ${e === null ? "none" : "a gradient"}` };
     }
     // Gradients go through more arithmetic than forward values: ten times the tolerance.
-    const d = compareTensor(g, e, `grad`, 10);
+    const d = compareTensor(g, e, `grad`, 10, GRAD_ACCEPTED[c.op]);
     if (d) return { kind: d.kind, detail: `leaf ${i}: ${d.detail}` };
   }
   return null;
