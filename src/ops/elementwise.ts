@@ -347,7 +347,8 @@ export function powScalar(x: Tensor, exponent: number): Tensor {
     if (exponent < 0) throw new RangeError(`pow: integers to negative integer powers are not allowed (${x.describe()} ** ${exponent}); use a float tensor`);
     return integerUnary("pow_scalar", x, "int32", exponent);
   }
-  const y = unaryRaw("pow_scalar", x, exponent);
+  // PyTorch computes x ** ±0.5 as sqrt/rsqrt, so (-inf) ** 0.5 is NaN there, not std::pow's inf.
+  const y = exponent === 0.5 ? unaryRaw("sqrt", x) : exponent === -0.5 ? unaryRaw("rsqrt", x) : unaryRaw("pow_scalar", x, exponent);
   return record(
     y,
     "PowBackward",
@@ -355,7 +356,9 @@ export function powScalar(x: Tensor, exponent: number): Tensor {
     (g) => {
       // PyTorch: x ** 0 has a zero gradient everywhere, even at x = 0.
       if (exponent === 0) return [zeros(g.shape, { dtype: g.dtype })];
-      return [isGradEnabled() ? mul(g, mul(powScalar(x, exponent - 1), exponent)) : fusedGrad("pow_scalar", g, contiguousData(x), exponent)];
+      // x ** (p − 1) at p − 1 = ±0.5 must also go through sqrt/rsqrt (the fused kernel uses std::pow).
+      const formula = isGradEnabled() || exponent === 1.5 || exponent === 0.5;
+      return [formula ? mul(g, mul(powScalar(x, exponent - 1), exponent)) : fusedGrad("pow_scalar", g, contiguousData(x), exponent)];
     },
     [x],
   );

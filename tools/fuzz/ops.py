@@ -555,3 +555,96 @@ def g_to(g):
 
 
 op("to", g_to, lambda a, k: a[0].to({"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "bool": torch.bool}[a[1]]))
+
+
+def g_mm(g):
+    dt = g.dtype(FLOATS)
+    m, k, n = g.r.randint(0, 3), g.r.randint(0, 3), g.r.randint(0, 3)
+    sa, sb = [m, k], [k if g.chance(0.95) else k + 1, n]
+    if g.chance(0.05):
+        sa = [m]
+    return [g.tensor(dt, sa), g.tensor(dt, sb)], {}
+
+
+op("mm", g_mm, lambda a, k: torch.mm(a[0], a[1]))
+
+
+def g_bmm(g):
+    dt = g.dtype(FLOATS)
+    b, m, k, n = g.r.randint(0, 2), g.r.randint(0, 3), g.r.randint(0, 3), g.r.randint(0, 3)
+    return [g.tensor(dt, [b, m, k]), g.tensor(dt, [b if g.chance(0.95) else b + 1, k, n])], {}
+
+
+op("bmm", g_bmm, lambda a, k: torch.bmm(a[0], a[1]))
+
+
+def g_arange(g):
+    if g.chance(0.5):
+        start, end, step = g.r.randint(-4, 4), g.r.randint(-4, 8), g.pick((1, 2, 3, -1, -2, 0))
+    else:
+        start, end, step = g.scalar("float"), g.scalar("float") * 2, g.pick((0.5, 0.75, -0.5, 1.25))
+    return [start, end, step], {}
+
+
+op("arange", g_arange, lambda a, k: torch.arange(a[0], a[1], a[2]))
+
+
+def g_full(g):
+    shape = g.shape()
+    if g.chance(0.05) and shape:
+        shape[0] = g.pick((-1, 2.5))
+    dt = g.pick(("float32", "float64", "int32", "bool"))
+    value = g.scalar("int") if dt in ("int32", "bool") or g.chance(0.3) else g.scalar()
+    return [shape, value], {"dtype": dt}
+
+
+TD = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "bool": torch.bool}
+op("full", g_full, lambda a, k: torch.full(a[0], a[1], dtype=TD[k["dtype"]]))
+op("zeros", lambda g: ([g.shape()], {"dtype": g.pick(tuple(TD))}), lambda a, k: torch.zeros(a[0], dtype=TD[k["dtype"]]))
+op("ones", lambda g: ([g.shape()], {"dtype": g.pick(tuple(TD))}), lambda a, k: torch.ones(a[0], dtype=TD[k["dtype"]]))
+
+
+def g_dropout(g):
+    # Only the deterministic settings: p = 0, p = 1, evaluation mode, and invalid probabilities.
+    x = g.tensor(allowed=FLOATS)
+    p = g.pick((0.0, 1.0, 0.5, 1.5, -0.25))
+    training = p in (0.0, 1.0, 1.5, -0.25) and g.chance(0.7)
+    return [x, p], {"training": training}
+
+
+op("dropout", g_dropout, lambda a, k: F.dropout(a[0], a[1], training=k["training"]))
+
+
+def g_expand_as(g):
+    x = g.tensor(allowed=NUM)
+    s = _vshape(x, [])
+    target = [g.r.randint(1, 3) if d == 1 else d for d in s]
+    if g.chance(0.3):
+        target = [2] + target
+    return [x, g.tensor(allowed=NUM, shape=target, grad=False)], {}
+
+
+op("expandAs", g_expand_as, lambda a, k: a[0].expand_as(a[1]))
+
+
+def g_squeeze_dims(g):
+    x = g.tensor(allowed=NUM, shape=[g.pick((1, 1, 2, 0)) for _ in range(g.r.randint(1, 3))])
+    nd = len(_vshape(x, []))
+    return [x, g.r.sample(range(nd), g.r.randint(0, nd))], {}
+
+
+op("squeezeDims", g_squeeze_dims, lambda a, k: a[0].squeeze(tuple(a[1])))
+
+
+def g_pow_special(g):
+    # PyTorch special-cases some scalar exponents (sqrt, rsqrt, square, cube, reciprocal): edge bases against them.
+    x = g.tensor(allowed=NUM)
+    return [x, g.pick((0.5, -0.5, 2, 3, -1, -2, 0, 1, 1.5, -1.5, float("inf"), float("-inf"), float("nan")))], {}
+
+
+op("powSpecial", lambda g: (lambda a: ([a[0][0], _enc(a[0][1])], {}))(g_pow_special(g)), lambda a, k: torch.pow(a[0], a[1]))
+
+
+def _enc(v):
+    from gen import enc_num
+    return enc_num(v)
