@@ -56,9 +56,11 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
     const v = div(sum(mul(centered, centered), dims, keepdim), Math.max(0, count - correction));
     return to(op === "std" ? sqrt(v) : v, x.dtype);
   });
-  // PyTorch's var_backward: 2·g·(x − mean)/max(0, N − correction), from x directly (not through the
-  // mean, whose gradient is zero in exact arithmetic but NaN next to an infinity).
-  const divisor = Math.max(0, count - correction);
+  // PyTorch's var_backward: 2·g·(x − mean)/(N − correction), from x directly (not through the mean,
+  // whose gradient is zero in exact arithmetic but NaN next to an infinity). Like PyTorch, the divisor
+  // is clamped at 0 only when no dim is given (so a negative one gives -0 rather than NaN with a dim).
+  const explicitDim = x.ndim > 0 && dim !== undefined && dim !== null && !(Array.isArray(dim) && dim.length === 0);
+  const divisor = explicitDim ? count - correction : Math.max(0, count - correction);
   return record(
     out,
     op === "std" ? "StdBackward" : "VarBackward",
