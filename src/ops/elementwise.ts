@@ -79,6 +79,8 @@ export function mul(a: Operand, b: Operand): Tensor {
 }
 
 export function div(a: Operand, b: Operand): Tensor {
+  // number / tensor is PyTorch's __rtruediv__: reciprocal(b)·a (so its gradient goes through 1/b²).
+  if (typeof a === "number" && b instanceof Tensor) return mul(reciprocal(b), a);
   let [x, y] = operands(a, b, "div");
   if (x.dtype === "int32" || x.dtype === "bool") [x, y] = [to(x, "float32"), to(y, "float32")];
   const out = binaryRaw("div", x, y, "div");
@@ -285,7 +287,9 @@ export const silu = unary(
   "silu",
   REFUSE,
 );
-export const reciprocal = unary("reciprocal", "ReciprocalBackward", "y", (g, _x, y) => neg(mul(g, mul(y, y))), "reciprocal");
+// −g·(y·y) as PyTorch orders it (y² underflowing to 0 gives NaN against an infinite g, not ±inf);
+// the fused kernel multiplies g·y first, so it is not used.
+export const reciprocal = unary("reciprocal", "ReciprocalBackward", "y", (g, _x, y) => neg(mul(g, mul(y, y))));
 /** x·x; a bool square is an int32 0/1 as PyTorch (which gives int64). */
 export const square = (x: Tensor): Tensor => {
   assertTensor(x, "square");

@@ -648,3 +648,13 @@ op("powSpecial", lambda g: (lambda a: ([a[0][0], _enc(a[0][1])], {}))(g_pow_spec
 def _enc(v):
     from gen import enc_num
     return enc_num(v)
+
+
+def g_rbinary(g):
+    # A number on the left: PyTorch's functions refuse it, its Python operators (rsub, rtruediv, …) agree with ringtorch.
+    b = g.tensor(allowed=NUM + ("bool",))
+    return [g.scalar(), b, g.pick(("add", "sub", "mul", "div", "pow"))], {}
+
+
+_OPERATORS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b, "pow": lambda a, b: a ** b}
+op("rbinary", g_rbinary, lambda a, k: _OPERATORS[a[2]](a[0], a[1]))

@@ -115,4 +115,5 @@ export const OPS: Record<string, OpCall> = {
   expandAs: (a) => a[0].expandAs(a[1]),
   squeezeDims: (a) => rt.squeeze(a[0], a[1]),
   powSpecial: (a) => rt.pow(a[0], a[1]),
+  rbinary: (a) => (rt[a[2] as "add" | "sub" | "mul" | "div" | "pow"] as (x: number, y: Tensor) => Tensor)(a[0], a[1]),
 };
