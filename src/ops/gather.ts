@@ -30,7 +30,7 @@ function checkIndex(index: Tensor, shape: Shape, d: number, op: string): Int32Ar
   }
   const c = contiguousData(index);
   const values = (c.storage.data as Int32Array).subarray(c.offset, c.offset + index.numel);
-  const size = shape[d];
+  const size = shape.length === 0 ? 1 : shape[d];
   for (let i = 0; i < values.length; i++) {
     if (values[i] < 0 || values[i] >= size) {
       throw new RangeError(`${op}: index ${values[i]} (at flat position ${i}) is out of range for dim ${d} of size ${size} in ${formatShape(shape)}`);
