@@ -108,7 +108,8 @@ export function pow(a: Operand, b: Operand): Tensor {
       // PyTorch: no gradient to the base where the exponent is 0 (0^0 would give 0·0^-1 = NaN).
       const gx = x.requiresGrad ? sumToShape(where(eq(y, 0), 0, mul(g, mul(y, pow(x, sub(y, 1))))), x.shape) : null;
       // d/dy x^y = x^y·ln x; PyTorch defines it as 0 where x == 0 and y >= 0 instead of NaN.
-      const gy = y.requiresGrad ? sumToShape(mul(g, where(logicalAnd(eq(x, 0), ge(y, 0)), 0, mul(out.detach(), log(x)))), y.shape) : null;
+      const xy = isGradEnabled() ? pow(x, y) : out.detach();
+      const gy = y.requiresGrad ? sumToShape(mul(g, where(logicalAnd(eq(x, 0), ge(y, 0)), 0, mul(xy, log(x)))), y.shape) : null;
       return [gx, gy];
     },
     [x, y],
@@ -257,7 +258,9 @@ function unary(
       y,
       name,
       [x],
-      (g) => [gradOp && !isGradEnabled() ? fusedGrad(gradOp, g, saved) : formula(g, x, y.detach())],
+      // With the backward recorded (double backward), y is recomputed from x so that the gradient
+      // stays a function of x; the saved y has no graph.
+      (g) => [gradOp && !isGradEnabled() ? fusedGrad(gradOp, g, saved) : formula(g, x, isGradEnabled() && saves === "y" ? fn(x) : y.detach())],
       saves === "x" ? [x] : [],
     );
   };

@@ -1,5 +1,5 @@
 import type { Tensor } from "../tensor/tensor.js";
-import { noGrad } from "../autograd/grad_mode.js";
+import { isGradEnabled, noGrad } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import { checkOptions } from "../util/options.js";
 import { to } from "./creation.js";
@@ -68,8 +68,9 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
     (g) => {
       const gk = reshape(g, kept);
       const centered = sub(x, mean(x, dims, true));
-      if (op === "var") return [mul(mul(gk, centered), 2 / divisor)];
-      const s = reshape(out.detach(), kept);
+      // Reducing everything with no degrees of freedom, PyTorch returns the gradient without a graph.
+      if (op === "var") return [!explicitDim && divisor === 0 ? noGrad(() => mul(mul(gk, centered), Infinity)) : mul(mul(gk, centered), 2 / divisor)];
+      const s = reshape(isGradEnabled() ? moment(x, dim, options, "std") : out.detach(), kept);
       return [where(eq(s, 0), 0, div(mul(gk, centered), mul(s, divisor)))];
     },
     [x],

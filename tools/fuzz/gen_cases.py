@@ -76,7 +76,37 @@ def run_case(name, seed):
             case["grads"] = [enc_tensor(b.grad) if b.grad is not None else None for _, b in pairs if b.requires_grad]
         except Exception as e:
             case["gradError"] = str(e).split("\n")[0][:200]
+            return case
+        if g.chance(0.3):
+            second_order(case, spec, args, kw, g)
     return case
+
+
+def second_order(case, spec, args, kw, g):
+    """Double backward: s = Σ_i Σ(grad_i · w_i) for the first-order grads built with create_graph, then ds/dleaf."""
+    targs = [to_torch(a) for a in args]
+    tkw = {k: to_torch(v) for k, v in kw.items()}
+    leaves = [b for _, b in tensors_of(targs, tkw) if b.requires_grad]
+    out = spec["fn"]([a for a, _ in targs], {k: v for k, (v, _) in tkw.items()})
+    first = (list(out) if isinstance(out, (list, tuple)) else [out])[0]
+    gout = torch.tensor([float(v) for v in case["gout"]], dtype=first.dtype).reshape(first.shape)
+    try:
+        grads = torch.autograd.grad(first, leaves, gout, create_graph=True, allow_unused=True)
+        ws = [[round(g.r.gauss(0, 1), 3) for _ in range(l.numel())] for l in leaves]
+        total = None
+        for gr, w in zip(grads, ws):
+            if gr is not None and gr.requires_grad:
+                term = (gr * torch.tensor(w, dtype=gr.dtype).reshape(gr.shape)).sum()
+                total = term if total is None else total + term
+        case["ggw"] = ws
+        if total is None:
+            case["gg"] = None
+            return
+        gg = torch.autograd.grad(total, leaves, allow_unused=True)
+        case["gg"] = [enc_tensor(x) if x is not None else None for x in gg]
+    except Exception as e:
+        case.pop("ggw", None)
+        case["ggError"] = str(e).split("\n")[0][:200]
 
 
 def main():

@@ -33,6 +33,9 @@ export interface FuzzCase {
   grads?: (Encoded | null)[];
   gradError?: string;
   after?: Encoded[];
+  /** Double backward: the weights w_i of s = Σ Σ(grad_i·w_i), and ds/dleaf (null: s has no graph). */
+  ggw?: number[][];
+  gg?: (Encoded | null)[] | null;
 }
 
 /** A difference: `kind` names the class (with the op), `detail` says what differed. */
@@ -212,8 +215,50 @@ export function replayCase(c: FuzzCase): Difference | null {
       if (d) return d;
     }
   }
-  if (c.gout || c.gradError) return compareGrads(c, outs[0] as Tensor, bases);
+  if (c.gout || c.gradError) {
+    const d = compareGrads(c, outs[0] as Tensor, bases);
+    if (d || c.ggw === undefined) return d;
+    return compareSecondOrder(c);
+  }
   return null;
+}
+
+/** Replays the case again with createGraph and compares the gradients of Σ grad·w to PyTorch's. */
+function compareSecondOrder(c: FuzzCase): Difference | null {
+  const args = c.args.map(decode);
+  const kw = Object.fromEntries(Object.entries(c.kw).map(([k, v]) => [k, decode(v)]));
+  const leaves = [...args.flatMap((a) => a.bases), ...Object.values(kw).flatMap((a) => a.bases)].filter((b) => b.requiresGrad);
+  try {
+    const result = OPS[c.op](args.map((a) => a.value), Object.fromEntries(Object.entries(kw).map(([k, v]) => [k, v.value])));
+    const out = (Array.isArray(result) ? result[0] : result) as Tensor;
+    const gout = rt.tensor(Float64Array.from(c.gout!.map(num)), { dtype: out.dtype, shape: [...out.shape] });
+    const grads = rt.autograd.grad(out, leaves, gout, { createGraph: true, allowUnused: true });
+    let total: Tensor | null = null;
+    grads.forEach((g, i) => {
+      if (!g || !g.requiresGrad) return;
+      const term = rt.sum(rt.mul(g, rt.tensor(Float64Array.from(c.ggw![i]), { dtype: g.dtype, shape: [...g.shape] })));
+      total = total ? rt.add(total, term) : term;
+    });
+    if (total === null) {
+      if (c.gg === null) return null;
+      // PyTorch's gradients have a graph; ringtorch's may legitimately not when the second derivative is zero.
+      return c.gg!.every((e) => e === null || isZeros(e)) ? null : { kind: "double backward: no graph", detail: "the first-order gradients do not require grad" };
+    }
+    const gg = rt.autograd.grad(total, leaves, null, { allowUnused: true });
+    for (let i = 0; i < leaves.length; i++) {
+      const e = c.gg ? c.gg[i] : null;
+      const g = gg[i];
+      if (e === null || g === null) {
+        if ((e === null || isZeros(e)) && (g === null || Array.from(flatValues(g)).every((v) => v === 0))) continue;
+        return { kind: "double backward presence", detail: `leaf ${i}: got ${g === null ? "none" : "a gradient"}, expected ${e === null ? "none" : "a gradient"}` };
+      }
+      const d = compareTensor(g, e, "double backward", 10, GRAD_ACCEPTED[c.op]);
+      if (d) return { kind: d.kind, detail: `leaf ${i}: ${d.detail}` };
+    }
+    return null;
+  } catch (e) {
+    return { kind: "double backward raised", detail: message(e) };
+  }
 }
 
 function isZeros(e: Encoded): boolean {
