@@ -100,6 +100,10 @@ export function empty(shape: ShapeArg, opts?: TensorOptions): Tensor {
 export function arange(start: number, end?: number, step = 1, opts: TensorOptions = {}): Tensor {
   if (end === undefined) [start, end] = [0, start];
   if (step === 0 || !Number.isFinite(step)) throw new RangeError(`arange: step must be a finite non-zero number, got ${step}`);
+  if (!Number.isFinite(start) || !Number.isFinite(end)) throw new RangeError(`arange: start and end must be finite, got ${start} and ${end}`);
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    throw new RangeError(`arange: the bounds ${start} to ${end} are inconsistent with the sign of step ${step}`);
+  }
   const n = Math.max(0, Math.ceil((end - start) / step));
   const ints = Number.isInteger(start) && Number.isInteger(end) && Number.isInteger(step);
   const dtype = opts.dtype ?? (ints ? "int32" : "float32");

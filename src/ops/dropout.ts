@@ -1,6 +1,6 @@
 import type { Generator } from "../tensor/random.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { rand, to } from "./creation.js";
+import { rand, to, zeros } from "./creation.js";
 import { lt, mul } from "./elementwise.js";
 import { assertFloating, assertTensor } from "./util.js";
 
@@ -17,10 +17,11 @@ export interface DropoutOptions {
  */
 export function dropout(x: Tensor, p = 0.5, options: DropoutOptions = {}): Tensor {
   assertTensor(x, "dropout");
-  assertFloating(x, "dropout");
   if (!(p >= 0 && p <= 1)) throw new RangeError(`dropout: the probability p must be in [0, 1], got ${p}`);
   if (options.training === false || p === 0) return x;
-  if (p === 1) return mul(x, 0);
+  // As PyTorch: p = 1 multiplies by a 0-d zero of x's dtype (so NaN stays NaN and any dtype works).
+  if (p === 1) return mul(x, zeros([], { dtype: x.dtype }));
+  assertFloating(x, "dropout");
   const keep = lt(rand(x.shape, { dtype: x.dtype, generator: options.generator }), 1 - p);
   return mul(x, mul(to(keep, x.dtype), 1 / (1 - p)));
 }

@@ -92,6 +92,7 @@ export function min(x: Tensor, dim?: number, keepdim = false): Tensor | ValuesIn
 function argExtremum(op: "max" | "min", x: Tensor, dim: number | null | undefined, keepdim: boolean): Tensor {
   const name = op === "max" ? "argmax" : "argmin";
   checkComparable(x, name);
+  if (x.dtype === "bool") throw new TypeError(`${name}: bool tensors are not supported (as PyTorch); convert with .to("int32") first`);
   if (dim === undefined || dim === null) {
     if (x.numel === 0) throw new RangeError(`${name}: the tensor is empty (shape ${formatShape(x.shape)}); pass a dim to reduce a non-empty one`);
     const { indices } = extremeAlong(op, reshape(x.detach(), [x.numel]), 0, name);

@@ -22,14 +22,15 @@ declare module "../tensor/tensor.js" {
 function checkIndex(index: Tensor, shape: Shape, d: number, op: string): Int32Array {
   assertTensor(index, op, "index");
   if (index.dtype !== "int32") throw new TypeError(`${op}: expected an int32 index, got ${index.dtype} with shape ${formatShape(index.shape)}`);
-  if (index.ndim !== shape.length || index.shape.some((s, i) => i !== d && s > shape[i])) {
+  // An empty index is not checked against the sizes, as in PyTorch.
+  if (index.ndim !== shape.length || (index.numel > 0 && index.shape.some((s, i) => i !== d && s > shape[i]))) {
     throw new RangeError(
       `${op}: the index of shape ${formatShape(index.shape)} must have ${shape.length} dims and be no larger than ${formatShape(shape)} outside dim ${d}`,
     );
   }
   const c = contiguousData(index);
   const values = (c.storage.data as Int32Array).subarray(c.offset, c.offset + index.numel);
-  const size = shape[d];
+  const size = shape.length === 0 ? 1 : shape[d];
   for (let i = 0; i < values.length; i++) {
     if (values[i] < 0 || values[i] >= size) {
       throw new RangeError(`${op}: index ${values[i]} (at flat position ${i}) is out of range for dim ${d} of size ${size} in ${formatShape(shape)}`);

@@ -38,6 +38,7 @@ export function indexSelect(x: Tensor, dim: number, index: Tensor | Int32Array |
   if (index instanceof Tensor && index.ndim > 1) throw new RangeError(`indexSelect: the index must be 1-D, got shape ${formatShape(index.shape)}`);
   const [outer, size, inner] = splitAround(x.shape, d);
   const idx = checkedIndex(index, size, "indexSelect");
+  if (x.ndim === 0 && idx.length !== 1) throw new RangeError(`indexSelect: a 0-d tensor takes an index of exactly 1 value, got ${idx.length}`);
   const shape = [...x.shape];
   if (shape.length > 0) shape[d] = idx.length;
   const src = contiguousData(x);

@@ -3,11 +3,11 @@ import { record } from "../autograd/record.js";
 import { promoteTypes } from "../tensor/dtype.js";
 import { formatShape, normalizeDim } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
-import { to } from "./creation.js";
+import { to, zeros } from "./creation.js";
 import { splitAround } from "./indexing.js";
 import { installMethods } from "./install.js";
 import { assertTensor, emptyTensor } from "./util.js";
-import { narrow, unsqueeze } from "./view.js";
+import { narrow, notScalar, unsqueeze } from "./view.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -24,6 +24,16 @@ function checkList(tensors: readonly Tensor[], op: string): void {
 /** torch.cat: joins tensors along an existing dim; all other sizes must match. Dtypes promote. */
 export function cat(tensors: readonly Tensor[], dim = 0): Tensor {
   checkList(tensors, "cat");
+  const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
+  // PyTorch skips legacy empty tensors of shape [0] whatever the others' shapes (their dtype still
+  // counts, and one that requires grad keeps the result in the graph with a zero gradient).
+  const kept = tensors.filter((t) => !(t.ndim === 1 && t.shape[0] === 0));
+  if (kept.length < tensors.length && (kept.length > 0 || !Number.isInteger(dim) || dim < -1 || dim > 0)) {
+    const skipped = tensors.filter((t) => !kept.includes(t));
+    const inner = kept.length > 0 ? cat(kept.map((t) => to(t, dtype)), dim) : cat(skipped.map((t) => to(t, dtype)), 0);
+    if (kept.length === 0 || !skipped.some((t) => t.requiresGrad)) return inner;
+    return record(inner.detach(), "CatBackward", [inner, ...skipped], (g) => [g, ...skipped.map((t) => zeros(t.shape, { dtype: t.dtype }))]);
+  }
   const first = tensors[0];
   const d = normalizeDim(dim, first.ndim, "cat");
   if (first.ndim === 0) throw new RangeError("cat: zero-dimensional tensors cannot be concatenated; use stack() instead");
@@ -34,7 +44,6 @@ export function cat(tensors: readonly Tensor[], dim = 0): Tensor {
       );
     }
   });
-  const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
   const inputs = tensors.map((t) => to(t, dtype));
   const sizes = inputs.map((t) => t.shape[d]);
   const total = sizes.reduce((a, b) => a + b, 0);
@@ -84,6 +93,7 @@ export function stack(tensors: readonly Tensor[], dim = 0): Tensor {
  */
 export function split(x: Tensor, splitSizeOrSections: number | readonly number[], dim = 0): Tensor[] {
   assertTensor(x, "split");
+  notScalar(x, "split");
   const d = normalizeDim(dim, x.ndim, "split");
   const size = x.shape[d];
   let sections: number[];
@@ -116,6 +126,7 @@ export function split(x: Tensor, splitSizeOrSections: number | readonly number[]
  */
 export function chunk(x: Tensor, chunks: number, dim = 0): Tensor[] {
   assertTensor(x, "chunk");
+  notScalar(x, "chunk");
   if (!Number.isInteger(chunks) || chunks <= 0) throw new RangeError(`chunk: the number of chunks must be a positive integer, got ${chunks}`);
   const d = normalizeDim(dim, x.ndim, "chunk");
   const size = x.shape[d];

@@ -3,6 +3,7 @@ import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { to } from "./creation.js";
 import { matmul } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
@@ -16,6 +17,13 @@ import { reshape, transpose } from "./view.js";
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
   assertTensor(x, "linear");
   assertTensor(weight, "linear", "weight");
+  const integral = x.dtype === "int32" || (x.dtype === "bool" && (x.numel === 0 || weight.numel === 0));
+  if (integral && weight.dtype === x.dtype && (!bias || (bias.dtype === x.dtype && x.dtype === "int32"))) {
+    // Integer products, exact in float64 for any sum that fits int32 (PyTorch computes in integers;
+    // it has no bool GEMM but returns empty or zero-sized bool products without running one).
+    const wide = (t: Tensor | null | undefined) => (t ? to(t, "float64") : t);
+    return to(linear(to(x, "float64"), wide(weight)!, wide(bias)), x.dtype);
+  }
   assertFloating(x, "linear");
   assertSameDType(x, weight, "linear");
   const inFeatures = x.shape[x.ndim - 1];
@@ -29,7 +37,8 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
   if (bias) assertSameDType(x, bias, "linear");
   if (x.ndim === 0) throw new RangeError("linear: the input needs at least 1 dimension");
 
-  const rows = x.numel / Math.max(inFeatures, 1);
+  // Rows from the leading dims, not numel / in: with 0 input features there are still rows (of bias).
+  const rows = x.shape.slice(0, -1).reduce((a, b) => a * b, 1);
   const xc = contiguousData(x);
   const w = contiguousData(weight);
   const out = emptyTensor(x.dtype, [...x.shape.slice(0, -1), outFeatures]);

@@ -1,4 +1,4 @@
-import { formatShape, shapesEqual } from "../tensor/shape.js";
+import { broadcastShapes, formatShape, shapesEqual } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
 import { add, div, mul, ne, neg, sub, where } from "./elementwise.js";
@@ -55,6 +55,9 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
   const logp = logSoftmax(input, classDim);
 
   if (target.dtype === "float32" || target.dtype === "float64") {
+    if (options.ignoreIndex !== undefined && options.ignoreIndex !== -100) {
+      throw new TypeError(`crossEntropy: ignoreIndex (${options.ignoreIndex}) is not supported with class-probability (float) targets`);
+    }
     if (!shapesEqual(target.shape, input.shape)) {
       throw new RangeError(`crossEntropy: class-probability targets must have the input's shape ${formatShape(input.shape)}, got ${formatShape(target.shape)}`);
     }
@@ -107,9 +110,8 @@ export function mseLoss(input: Tensor, target: Tensor, options: { reduction?: Re
   assertTensor(target, "mseLoss", "target");
   assertFloating(input, "mseLoss");
   const reduction = checkReduction(options.reduction ?? "mean", "mseLoss");
-  if (!shapesEqual(input.shape, target.shape)) {
-    throw new RangeError(`mseLoss: the input ${formatShape(input.shape)} and target ${formatShape(target.shape)} must have the same shape`);
-  }
+  // Different shapes broadcast, as PyTorch does (with a warning there: it is rarely meant).
+  broadcastShapes(input.shape, target.shape, "mseLoss");
   const d = sub(input, target);
   const sq = mul(d, d);
   return reduction === "none" ? sq : reduction === "sum" ? sum(sq) : mean(sq);

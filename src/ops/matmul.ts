@@ -2,6 +2,7 @@ import { getBackend } from "../backend/index.js";
 import { record } from "../autograd/record.js";
 import { broadcastShapes, formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { to } from "./creation.js";
 import { sumToShape } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { expand, reshape, squeeze, transpose, unsqueeze } from "./view.js";
@@ -93,6 +94,14 @@ function batchedMatmul(a: Tensor, b: Tensor): Tensor {
 export function matmul(a: Tensor, b: Tensor): Tensor {
   assertTensor(a, "matmul");
   assertTensor(b, "matmul", "other");
+  if ((a.dtype === "bool" || a.dtype === "int32") && a.dtype === b.dtype && (a.numel === 0 || b.numel === 0)) {
+    // PyTorch has no bool GEMM but returns empty and zero-sized products without running one.
+    return to(matmul(to(a, "float64"), to(b, "float64")), a.dtype);
+  }
+  if (a.dtype === "int32" && b.dtype === "int32") {
+    // Integer products, exact in float64 for any sum that fits int32 (PyTorch computes in integers).
+    return to(matmul(to(a, "float64"), to(b, "float64")), "int32");
+  }
   assertFloating(a, "matmul");
   assertSameDType(a, b, "matmul");
   if (a.ndim === 0 || b.ndim === 0) {

@@ -7,10 +7,17 @@ import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 
 export type Dims = number | readonly number[] | null | undefined;
 
-/** Sorted, de-duplicated non-negative dims; all dims when none are given. */
+/**
+ * Sorted, de-duplicated non-negative dims; all dims when none are given or the list is empty (as
+ * PyTorch). A 0-d tensor accepts dim 0 or -1 and reduces nothing.
+ */
 export function reductionDims(dims: Dims, ndim: number, op: string): number[] {
-  if (dims === null || dims === undefined) return Array.from({ length: ndim }, (_, i) => i);
-  const list = typeof dims === "number" ? [dims] : [...dims];
+  if (dims === null || dims === undefined || (Array.isArray(dims) && dims.length === 0)) return Array.from({ length: ndim }, (_, i) => i);
+  const list = typeof dims === "number" ? [dims] : [...(dims as readonly number[])];
+  if (ndim === 0) {
+    for (const d of list) normalizeDim(d, 0, op);
+    return [];
+  }
   const out = [...new Set(list.map((d) => normalizeDim(d, ndim, op)))].sort((a, b) => a - b);
   if (out.length !== list.length) throw new RangeError(`${op}: dim ${formatShape(list)} appears more than once`);
   return out;

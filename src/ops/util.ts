@@ -20,6 +20,8 @@ export function emptyTensor(dtype: DType, shape: Shape): Tensor {
 
 /** t itself when contiguous and of `dtype`, else a contiguous copy (no autograd recording). */
 export function contiguousData(t: Tensor, dtype: DType = t.dtype): Tensor {
+  // An empty view may sit at an offset past its storage's end; kernels get a fresh empty tensor.
+  if (t.numel === 0) return emptyTensor(dtype, t.shape);
   if (t.dtype === dtype && t.isContiguous()) return t;
   const out = emptyTensor(dtype, t.shape);
   getBackend().copy(viewOf(t), t.shape, out.storage.data, 0);
@@ -48,16 +50,57 @@ export function describeValue(v: unknown): string {
   return v === null ? "null" : typeof v;
 }
 
-/** Marks an in-place write: refuses tensors in a graph, then bumps the version counter. */
-export function beginInPlace(t: Tensor, op: string): void {
+/**
+ * Marks an in-place write: refuses tensors in a graph and destinations where several elements share
+ * one memory location (an expanded view, as PyTorch does), then bumps the version counter.
+ * Non-contiguous destinations are allowed: write through `writeInto`.
+ */
+export function beginInPlace(t: Tensor, op: string, checkOverlap = true): void {
   if (t.requiresGrad && isGradEnabled()) {
     throw new Error(
       `${op}: an in-place op on a tensor that requires grad would corrupt the gradient (${t.describe()}); ` +
         "use the out-of-place op, or wrap the update in noGrad()",
     );
   }
-  if (!t.isContiguous()) {
-    throw new Error(`${op}: in-place ops need a contiguous tensor, got shape ${formatShape(t.shape)} with strides ${formatShape(t.strides)}; call contiguous() first`);
+  if (checkOverlap && t.numel > 1 && t.shape.some((s, i) => s > 1 && t.strides[i] === 0)) {
+    throw new Error(
+      `${op}: more than one element of the written-to tensor (shape ${formatShape(t.shape)}, strides ${formatShape(t.strides)}) refers to one memory location; clone() it first`,
+    );
   }
   t.storage.version++;
+}
+
+/**
+ * Writes `src` (any dtype, dst's shape or broadcastable to it) into dst's memory, dst possibly a
+ * strided view. Dense destinations take the backend's copy; others an index walk in TypeScript.
+ */
+export function writeInto(dst: Tensor, src: Tensor): void {
+  const strides = src.shape.length === dst.shape.length && src.shape.every((s, i) => s === dst.shape[i]) ? src.strides : broadcastViewStrides(src, dst.shape);
+  if (dst.isContiguous()) {
+    getBackend().copy({ data: src.storage.data, offset: src.offset, strides }, dst.shape, dst.storage.data, dst.offset);
+    return;
+  }
+  const dense = emptyTensor(dst.dtype, dst.shape);
+  getBackend().copy({ data: src.storage.data, offset: src.offset, strides }, dst.shape, dense.storage.data, 0);
+  const values = dense.storage.data;
+  const out = dst.storage.data;
+  const nd = dst.shape.length;
+  const index = new Array<number>(nd).fill(0);
+  let pos = dst.offset;
+  for (let i = 0; i < values.length; i++) {
+    out[pos] = values[i];
+    for (let d = nd - 1; d >= 0; d--) {
+      pos += dst.strides[d];
+      if (++index[d] < dst.shape[d]) break;
+      pos -= dst.strides[d] * dst.shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+function broadcastViewStrides(t: Tensor, target: Shape): number[] {
+  const out = new Array<number>(target.length).fill(0);
+  const lead = target.length - t.shape.length;
+  for (let i = 0; i < t.shape.length; i++) out[lead + i] = t.shape[i] === 1 && target[lead + i] !== 1 ? 0 : t.strides[i];
+  return out;
 }

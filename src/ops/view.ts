@@ -8,6 +8,7 @@ import { indexAddInto } from "./indexing.js";
 import { sumToShape } from "./reduction.js";
 
 function makeView(t: Tensor, shape: Shape, strides: Shape, offset: number): Tensor {
+  for (const d of shape) if (!Number.isInteger(d) || d < 0) throw new RangeError(`view of ${t.describe()}: computed an invalid shape ${formatShape(shape)}`);
   return new Tensor(t.storage, shape, strides, offset);
 }
 
@@ -46,7 +47,12 @@ export function contiguous(t: Tensor): Tensor {
 }
 
 export function flatten(t: Tensor, startDim = 0, endDim = -1): Tensor {
-  if (t.ndim === 0) return reshape(t, [1]);
+  assertTensor(t, "flatten");
+  if (t.ndim === 0) {
+    normalizeDim(startDim, 0, "flatten");
+    normalizeDim(endDim, 0, "flatten");
+    return reshape(t, [1]);
+  }
   const s = normalizeDim(startDim, t.ndim, "flatten");
   const e = normalizeDim(endDim, t.ndim, "flatten");
   if (s > e) throw new RangeError(`flatten: startDim ${startDim} comes after endDim ${endDim}`);
@@ -68,7 +74,11 @@ export function permute(t: Tensor, ...dimArgs: (number | readonly number[])[]): 
 
 export function transpose(t: Tensor, dim0: number, dim1: number): Tensor {
   assertTensor(t, "transpose");
-  if (t.ndim === 0) return t;
+  if (t.ndim === 0) {
+    normalizeDim(dim0, 0, "transpose");
+    normalizeDim(dim1, 0, "transpose");
+    return t;
+  }
   const a = normalizeDim(dim0, t.ndim, "transpose");
   const b = normalizeDim(dim1, t.ndim, "transpose");
   const order = t.shape.map((_, i) => i);
@@ -124,6 +134,8 @@ export function squeeze(t: Tensor, dim?: number | readonly number[]): Tensor {
 
 /** The slice [start, start+length) of one dim, sharing memory (torch.narrow). */
 export function narrow(t: Tensor, dim: number, start: number, length: number): Tensor {
+  assertTensor(t, "narrow");
+  notScalar(t, "narrow");
   const d = normalizeDim(dim, t.ndim, "narrow");
   const size = t.shape[d];
   const s = start < 0 ? start + size : start;
@@ -136,7 +148,11 @@ export function narrow(t: Tensor, dim: number, start: number, length: number): T
 /** Python-style t[..., start:end:step, ...] on one dim, sharing memory. */
 export function slice(t: Tensor, dim: number, start = 0, end?: number, step = 1): Tensor {
   assertTensor(t, "slice");
+  notScalar(t, "slice");
   const d = normalizeDim(dim, t.ndim, "slice");
+  for (const [v, what] of [[start, "start"], [end, "end"]] as const) {
+    if (v !== undefined && v !== null && !Number.isInteger(v)) throw new TypeError(`slice: ${what} must be an integer, got ${v}`);
+  }
   if (!Number.isInteger(step) || step <= 0) throw new RangeError(`slice: step must be a positive integer, got ${step}`);
   const size = t.shape[d];
   const clampIndex = (i: number) => Math.min(Math.max(i < 0 ? i + size : i, 0), size);
@@ -154,6 +170,8 @@ export function slice(t: Tensor, dim: number, start = 0, end?: number, step = 1)
 
 /** One index of a dim, dropping it (t.select / t[i]). */
 export function select(t: Tensor, dim: number, index: number): Tensor {
+  assertTensor(t, "select");
+  notScalar(t, "select");
   const d = normalizeDim(dim, t.ndim, "select");
   const size = t.shape[d];
   const i = index < 0 ? index + size : index;
@@ -161,6 +179,11 @@ export function select(t: Tensor, dim: number, index: number): Tensor {
     throw new RangeError(`select: index ${index} is out of range for dim ${d} of size ${size} (shape ${formatShape(t.shape)})`);
   }
   return squeeze(slice(t, d, i, i + 1), d);
+}
+
+/** PyTorch refuses to index into a 0-d tensor along a dim (there is none). */
+export function notScalar(t: Tensor, op: string): void {
+  if (t.ndim === 0) throw new RangeError(`${op}: cannot be applied to a 0-d tensor (${t.describe()}); it has no dim to index`);
 }
 
 /** Scatters the gradient of a slice into zeros of the source shape, through indexAdd. */

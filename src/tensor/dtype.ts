@@ -48,3 +48,43 @@ export function promoteWithScalar(dtype: DType, scalar: number | boolean): DType
   if (dtype === "bool") return "int32";
   return dtype;
 }
+
+type Category = 0 | 1 | 2;
+const categoryOf = (d: DType): Category => (d === "bool" ? 0 : d === "int32" ? 1 : 2);
+
+/** PyTorch's combine_categories: a lower-priority result only counts when its category is higher. */
+function combine(higher: DType | null, lower: DType | null): DType | null {
+  if (higher === null) return lower;
+  if (lower === null) return higher;
+  if (categoryOf(higher) === 2) return higher;
+  if (higher === "bool" || categoryOf(lower) === 2) return promoteTypes(higher, lower);
+  return higher;
+}
+
+/**
+ * The result dtype of an op over tensors and Python-style scalars (torch.result_type): dimensioned
+ * tensors decide first, 0-d tensors only when their category (bool < integer < floating) is higher,
+ * and scalars last, the same way. JavaScript has one number type, so an integral number counts as an
+ * integer scalar and any other (NaN and infinities included) as a float scalar (float32).
+ */
+export function resultType(operands: readonly ({ dtype: DType; ndim: number } | number | boolean)[]): DType {
+  let dim: DType | null = null;
+  let zero: DType | null = null;
+  let wrapped: DType | null = null;
+  for (const o of operands) {
+    if (typeof o === "boolean") wrapped = wrapped === null ? "bool" : promoteTypes(wrapped, "bool");
+    else if (typeof o === "number") {
+      const t: DType = Number.isInteger(o) ? "int32" : "float32";
+      wrapped = wrapped === null ? t : promoteTypes(wrapped, t);
+    } else if (o.ndim === 0) zero = zero === null ? o.dtype : promoteTypes(zero, o.dtype);
+    else dim = dim === null ? o.dtype : promoteTypes(dim, o.dtype);
+  }
+  return combine(dim, combine(zero, wrapped)) ?? "float32";
+}
+
+/** Whether a result of dtype `from` may be written into a tensor of dtype `to` (torch.can_cast). */
+export function canCast(from: DType, to: DType): boolean {
+  if (categoryOf(from) === 2 && categoryOf(to) < 2) return false;
+  if (from !== "bool" && to === "bool") return false;
+  return true;
+}

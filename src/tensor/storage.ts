@@ -108,6 +108,8 @@ function noteFresh(bytes: number): void {
 
 /** Allocates storage for n elements; zeroed unless `zero` is false (then contents are arbitrary). */
 export function allocate(dtype: DType, n: number, zero = true): Storage {
+  // A NaN or fractional size from a bad shape would reach V8's external-memory accounting and abort the process.
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`allocate: a tensor needs a non-negative integer number of elements, got ${n} (${dtype})`);
   const Ctor = arrayTypeOf(dtype);
   const byteLength = n * itemSize(dtype);
   const recycled = byteLength >= MIN_POOLED_BYTES ? pool.take(byteLength) : undefined;

@@ -89,6 +89,8 @@ export class Tensor {
   }
 
   isContiguous(): boolean {
+    // An empty tensor has no elements to be out of order, as in PyTorch.
+    if (this.shape.includes(0)) return true;
     let expected = 1;
     for (let i = this.shape.length - 1; i >= 0; i--) {
       if (this.shape[i] !== 1 && this.strides[i] !== expected) return false;

@@ -30,7 +30,7 @@ function unaryFn(op: UnaryOp, p0: number, p1: number): (x: number) => number {
     case "sign": return (x) => (x > 0 ? 1 : x < 0 ? -1 : 0);
     case "reciprocal": return (x) => 1 / x;
     case "square": return (x) => x * x;
-    case "pow_scalar": return (x) => Math.pow(x, p0);
+    case "pow_scalar": return (x) => cPow(x, p0);
     case "clamp": return (x) => Math.min(Math.max(x, p0), p1);
     case "add_scalar": return (x) => x + p0;
     case "mul_scalar": return (x) => x * p0;
@@ -99,7 +99,7 @@ function binaryFn(op: BinaryOp, integer: boolean): (a: number, b: number) => num
     case "mul": return integer ? (a, b) => Math.imul(a, b) : (a, b) => a * b;
     // Integer division truncates, as torch.div(..., rounding_mode="trunc"); ops/ decides when to use it.
     case "div": return integer ? (a, b) => Math.trunc(a / b) : (a, b) => a / b;
-    case "pow": return (a, b) => Math.pow(a, b);
+    case "pow": return cPow;
     // Math.max/min propagate NaN, as torch.maximum/minimum do.
     case "maximum": return (a, b) => Math.max(a, b);
     case "minimum": return (a, b) => Math.min(a, b);
@@ -130,4 +130,11 @@ export function where(cond: StridedView, a: StridedView, b: StridedView, shape: 
   for (let i = 0; i < cOffsets.length; i++) {
     out[i] = cond.data[cOffsets[i]] !== 0 ? a.data[aOffsets[i]] : b.data[bOffsets[i]];
   }
+}
+
+/** C's pow: 1 ** y and x ** 0 are 1 and (−1) ** ±inf is 1 (JavaScript's ** gives NaN for those). */
+function cPow(x: number, y: number): number {
+  if (x === 1 || y === 0) return 1;
+  if (x === -1 && (y === Infinity || y === -Infinity)) return 1;
+  return Math.pow(x, y);
 }

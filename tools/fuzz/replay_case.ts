@@ -1,0 +1,309 @@
+/**
+ * Replays one differential-fuzz case (written by tools/fuzz/gen_cases.py) against ringtorch and
+ * says how it differs from PyTorch: error vs no error, output count, dtype, shape, requiresGrad,
+ * values (tolerance by dtype; NaN matches NaN, infinities their sign), gradients, and for in-place
+ * ops the inputs' memory after the op.
+ */
+import * as rt from "../../src/index.js";
+import { Tensor } from "../../src/index.js";
+import { OPS } from "./ops.js";
+
+type Num = number | string | boolean;
+interface TensorSpec {
+  dtype: rt.DType;
+  shape: number[];
+  values: Num[];
+  view: (string | number | number[])[][];
+  grad: boolean;
+}
+interface Encoded {
+  dtype: rt.DType;
+  shape: number[];
+  values: Num[];
+  rg?: boolean;
+}
+export interface FuzzCase {
+  op: string;
+  seed: number;
+  args: unknown[];
+  kw: Record<string, unknown>;
+  error?: string;
+  outs?: Encoded[];
+  gout?: Num[];
+  grads?: (Encoded | null)[];
+  gradError?: string;
+  after?: Encoded[];
+  /** Double backward: the weights w_i of s = Σ Σ(grad_i·w_i), and ds/dleaf (null: s has no graph). */
+  ggw?: number[][];
+  gg?: (Encoded | null)[] | null;
+}
+
+/** A difference: `kind` names the class (with the op), `detail` says what differed. */
+export interface Difference {
+  kind: string;
+  detail: string;
+}
+
+function num(v: Num): number {
+  if (v === "nan") return NaN;
+  if (v === "inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  return typeof v === "boolean" ? Number(v) : Number(v);
+}
+
+interface Decoded {
+  value: unknown;
+  bases: Tensor[];
+}
+
+function decode(arg: unknown): Decoded {
+  if (arg && typeof arg === "object" && !Array.isArray(arg) && "T" in arg) {
+    const s = (arg as { T: TensorSpec }).T;
+    const base = rt.tensor(Float64Array.from(s.values.map(num)), { dtype: s.dtype, shape: s.shape });
+    if (s.grad) base.requiresGrad = true;
+    let t = base;
+    for (const step of s.view) {
+      if (step[0] === "transpose") t = rt.transpose(t, step[1] as number, step[2] as number);
+      else if (step[0] === "slice") t = rt.slice(t, step[1] as number, step[2] as number, step[3] as number, step[4] as number);
+      else if (step[0] === "expand") t = rt.expand(t, step[1] as number[]);
+    }
+    return { value: t, bases: [base] };
+  }
+  if (Array.isArray(arg) && arg.length > 0 && arg.every((a) => a && typeof a === "object" && "T" in a)) {
+    const parts = arg.map(decode);
+    return { value: parts.map((p) => p.value), bases: parts.flatMap((p) => p.bases) };
+  }
+  if (arg === "nan" || arg === "inf" || arg === "-inf") return { value: num(arg), bases: [] };
+  return { value: arg, bases: [] };
+}
+
+const TOL: Record<string, [number, number]> = { float32: [1e-4, 1e-5], float64: [1e-7, 1e-9], bfloat16: [1e-2, 1e-2] };
+
+/**
+ * Documented differences (README, "Differences from PyTorch"): an output value ringtorch gives on
+ * purpose where PyTorch gives another. gelu(+inf) is +inf (PyTorch's vectorised erf gives NaN).
+ */
+const ACCEPTED: Record<string, (actual: number, expected: number) => boolean> = {
+  gelu: (a, e) => Number.isNaN(e) && a === Infinity,
+};
+
+/** The same for gradients: next to an infinite input, layerNorm's backward gives ±inf where PyTorch's gives NaN. */
+const GRAD_ACCEPTED: Record<string, (actual: number, expected: number) => boolean> = {
+  layerNorm: (a, e) => Number.isNaN(e) && (a === Infinity || a === -Infinity),
+};
+
+/**
+ * var/std of huge values: PyTorch's rounding error is relative to the input's scale (a std of
+ * 32768 for equal values of 1e30), so the absolute tolerance grows with the largest input.
+ */
+function momentTolerance(c: FuzzCase, grad = false): (a: number, e: number) => boolean {
+  let scale = 0;
+  for (const s of specsOf(c)) for (const v of s.values) if (typeof v === "number" && Number.isFinite(v)) scale = Math.max(scale, Math.abs(v));
+  const atol = (c.op === "var" && !grad ? scale * scale : scale) * 1e-12;
+  return (a, e) => Number.isFinite(a) && Number.isFinite(e) && Math.abs(a - e) <= atol;
+}
+
+/** Where two value lists differ beyond the dtype's tolerance, or null. */
+function compareValues(actual: ArrayLike<number>, expected: Num[], dtype: string, loose = 1, accept?: (a: number, e: number) => boolean): string | null {
+  if (actual.length !== expected.length) return `${actual.length} values, expected ${expected.length}`;
+  const [rtol, atol] = TOL[dtype] ?? [0, 0];
+  for (let i = 0; i < expected.length; i++) {
+    const e = num(expected[i]);
+    const a = Number(actual[i]);
+    if (Number.isNaN(e) && Number.isNaN(a)) continue;
+    if (a === e) continue;
+    if (Number.isFinite(e) && Number.isFinite(a) && Math.abs(a - e) <= loose * (atol + rtol * Math.abs(e))) continue;
+    if (accept?.(a, e)) continue;
+    return `at flat ${i}: got ${a}, expected ${e}`;
+  }
+  return null;
+}
+
+function flatValues(t: Tensor): ArrayLike<number> {
+  const c = rt.contiguous(t.detach());
+  return (c.dtype === "bool" ? rt.to(c, "int32") : c).data();
+}
+
+function compareTensor(t: unknown, e: Encoded, what: string, loose = 1, accept?: (a: number, e: number) => boolean): Difference | null {
+  if (!(t instanceof Tensor)) return { kind: `${what} not a tensor`, detail: `got ${typeof t}` };
+  if (t.dtype !== e.dtype) return { kind: `${what} dtype`, detail: `got ${t.dtype}, expected ${e.dtype}` };
+  if (t.shape.join(",") !== e.shape.join(",")) return { kind: `${what} shape`, detail: `got [${t.shape}], expected [${e.shape}]` };
+  const bad = compareValues(flatValues(t), e.values, e.dtype, loose, accept);
+  if (bad) return { kind: `${what} values`, detail: bad };
+  return null;
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? `${e.constructor.name}: ${e.message.slice(0, 160)}` : String(e);
+}
+
+/** The tensor specs among a case's arguments. */
+function specsOf(c: FuzzCase): TensorSpec[] {
+  const out: TensorSpec[] = [];
+  const visit = (a: unknown) => {
+    if (Array.isArray(a)) a.forEach(visit);
+    else if (a && typeof a === "object" && "T" in a) out.push((a as { T: TensorSpec }).T);
+  };
+  [...c.args, ...Object.values(c.kw)].forEach(visit);
+  return out;
+}
+
+/**
+ * Whole cases where ringtorch differs from PyTorch on purpose (README, "Differences from PyTorch"),
+ * with the reason, or null. They are counted apart, never silently passed.
+ */
+export function documentedDifference(c: FuzzCase): string | null {
+  // PyTorch's float32 layer norm squares in float32 and overflows to NaN or 0 above ~1e19;
+  // ringtorch accumulates in float64 and returns the finite normalised values.
+  if (c.op === "layerNorm" && specsOf(c).some((s) => s.dtype === "float32" && s.values.some((v) => typeof v === "number" && Math.abs(v) > 1e18))) {
+    return "float32 layerNorm of values above 1e18 (PyTorch overflows)";
+  }
+  // PyTorch's pow backward computes exponent − 1 and raises for a bool exponent tensor; ringtorch
+  // promotes the exponent first and gives the gradient.
+  if (c.op === "pow" && c.gradError !== undefined && specsOf(c).some((s) => s.dtype === "bool")) {
+    return "pow with a bool exponent tensor: PyTorch's backward raises";
+  }
+
+  return null;
+}
+
+/**
+ * PyTorch runs no kernel for an empty tensor, so it accepts dtypes that it refuses otherwise
+ * (logSoftmax or linear of an empty bool tensor); ringtorch checks the dtype whatever the size.
+ */
+function emptyDTypeCheck(c: FuzzCase, e: unknown): boolean {
+  return e instanceof TypeError && /expected a float32 or float64 tensor/.test(e.message) && (c.outs ?? []).every((o) => o.values.length === 0);
+}
+
+/** Replays one case; null when ringtorch agrees with PyTorch (or differs as documented). */
+export function replayCase(c: FuzzCase): Difference | null {
+  if (documentedDifference(c)) return null;
+  const call = OPS[c.op];
+  if (!call) return { kind: "no replayer entry", detail: `op ${c.op} is not in tools/fuzz/ops.ts` };
+  let args: Decoded[];
+  let kw: Record<string, Decoded>;
+  try {
+    args = c.args.map(decode);
+    kw = Object.fromEntries(Object.entries(c.kw).map(([k, v]) => [k, decode(v)]));
+  } catch (e) {
+    return { kind: "decode error", detail: message(e) };
+  }
+  const bases = [...args.flatMap((a) => a.bases), ...Object.values(kw).flatMap((a) => a.bases)];
+  let result: unknown;
+  try {
+    result = call(
+      args.map((a) => a.value),
+      Object.fromEntries(Object.entries(kw).map(([k, v]) => [k, v.value])),
+    );
+  } catch (e) {
+    if (c.error !== undefined || emptyDTypeCheck(c, e)) return null;
+    return { kind: "raised", detail: message(e) };
+  }
+  if (c.error !== undefined) return { kind: "should raise", detail: `PyTorch: ${c.error}` };
+  const outs = Array.isArray(result) ? result : [result];
+  if (outs.length !== c.outs!.length) return { kind: "output count", detail: `got ${outs.length}, expected ${c.outs!.length}` };
+  const accept = ACCEPTED[c.op] ?? (c.op === "var" || c.op === "std" ? momentTolerance(c) : undefined);
+  for (let i = 0; i < outs.length; i++) {
+    const d = compareTensor(outs[i], c.outs![i], "output", 1, accept);
+    if (d) return d;
+    const rg = (outs[i] as Tensor).requiresGrad;
+    if (c.outs![i].rg !== undefined && rg !== c.outs![i].rg) return { kind: "requiresGrad", detail: `got ${rg}, expected ${c.outs![i].rg}` };
+  }
+  if (c.after) {
+    for (let i = 0; i < c.after.length; i++) {
+      const d = compareTensor(bases[i], c.after[i], "in-place input after");
+      if (d) return d;
+    }
+  }
+  if (c.gout || c.gradError) {
+    const d = compareGrads(c, outs[0] as Tensor, bases);
+    if (d || c.ggw === undefined) return d;
+    return compareSecondOrder(c);
+  }
+  return null;
+}
+
+/** Replays the case again with createGraph and compares the gradients of Σ grad·w to PyTorch's. */
+function compareSecondOrder(c: FuzzCase): Difference | null {
+  const args = c.args.map(decode);
+  const kw = Object.fromEntries(Object.entries(c.kw).map(([k, v]) => [k, decode(v)]));
+  const leaves = [...args.flatMap((a) => a.bases), ...Object.values(kw).flatMap((a) => a.bases)].filter((b) => b.requiresGrad);
+  try {
+    const result = OPS[c.op](args.map((a) => a.value), Object.fromEntries(Object.entries(kw).map(([k, v]) => [k, v.value])));
+    const out = (Array.isArray(result) ? result[0] : result) as Tensor;
+    const gout = rt.tensor(Float64Array.from(c.gout!.map(num)), { dtype: out.dtype, shape: [...out.shape] });
+    const grads = rt.autograd.grad(out, leaves, gout, { createGraph: true, allowUnused: true });
+    let total: Tensor | null = null;
+    grads.forEach((g, i) => {
+      if (!g || !g.requiresGrad) return;
+      const term = rt.sum(rt.mul(g, rt.tensor(Float64Array.from(c.ggw![i]), { dtype: g.dtype, shape: [...g.shape] })));
+      total = total ? rt.add(total, term) : term;
+    });
+    if (total === null) {
+      if (c.gg === null) return null;
+      // PyTorch's gradients have a graph; ringtorch's may legitimately not when the second derivative is zero.
+      return c.gg!.every((e) => e === null || isZeros(e)) ? null : { kind: "double backward: no graph", detail: "the first-order gradients do not require grad" };
+    }
+    const gg = rt.autograd.grad(total, leaves, null, { allowUnused: true });
+    for (let i = 0; i < leaves.length; i++) {
+      const e = c.gg ? c.gg[i] : null;
+      const g = gg[i];
+      if (e === null || g === null) {
+        if ((e === null || isZeros(e)) && (g === null || Array.from(flatValues(g)).every((v) => v === 0))) continue;
+        return { kind: "double backward presence", detail: `leaf ${i}: got ${g === null ? "none" : "a gradient"}, expected ${e === null ? "none" : "a gradient"}` };
+      }
+      const d = compareTensor(g, e, "double backward", 10, GRAD_ACCEPTED[c.op]);
+      if (d) return { kind: d.kind, detail: `leaf ${i}: ${d.detail}` };
+    }
+    return null;
+  } catch (e) {
+    return { kind: "double backward raised", detail: message(e) };
+  }
+}
+
+function isZeros(e: Encoded): boolean {
+  return e.values.every((v) => num(v) === 0);
+}
+
+function compareGrads(c: FuzzCase, out: Tensor, bases: Tensor[]): Difference | null {
+  try {
+    if (c.gradError !== undefined) {
+      out.backward(rt.zerosLike(out));
+      return { kind: "backward should raise", detail: `PyTorch: ${c.gradError}` };
+    }
+    const gout = rt.tensor(Float64Array.from(c.gout!.map(num)), { dtype: out.dtype, shape: [...out.shape] });
+    out.backward(gout);
+  } catch (e) {
+    if (c.gradError !== undefined) return null;
+    return { kind: "backward raised", detail: message(e) };
+  }
+  const leaves = bases.filter((b) => b.requiresGrad);
+  for (let i = 0; i < leaves.length; i++) {
+    const e = c.grads![i];
+    const g = leaves[i].grad;
+    if (e === null || g === null) {
+      if ((e === null && g === null) || (e !== null && isZeros(e)) || (g !== null && flatValues(g).length === 0)) continue;
+      if (g !== null && Array.from(flatValues(g)).every((v) => v === 0)) continue;
+      return { kind: "grad presence", detail: `leaf ${i}: got ${g === null ? "none" : "a gradient"}, expected ${e === null ? "none" : "a gradient"}` };
+    }
+    // Gradients go through more arithmetic than forward values: ten times the tolerance.
+    const d = compareTensor(g, e, `grad`, 10, GRAD_ACCEPTED[c.op] ?? (c.op === "var" ? momentTolerance(c, true) : undefined));
+    if (d) return { kind: d.kind, detail: `leaf ${i}: ${d.detail}` };
+  }
+  return null;
+}
+
+/** A short description of a case's inputs for reports. */
+export function describeCase(c: FuzzCase): string {
+  const show = (a: unknown): string => {
+    if (a && typeof a === "object" && !Array.isArray(a) && "T" in a) {
+      const s = (a as { T: TensorSpec }).T;
+      const view = s.view.length ? `.${s.view[0][0]}` : "";
+      return `${s.dtype}[${s.shape}]${view}${s.grad ? "^" : ""}`;
+    }
+    if (Array.isArray(a)) return `[${a.map(show).join(",")}]`;
+    return JSON.stringify(a);
+  };
+  const kw = Object.entries(c.kw).map(([k, v]) => `${k}=${show(v)}`);
+  return `${c.op}(${[...c.args.map(show), ...kw].join(", ")})`;
+}
