@@ -58,16 +58,9 @@ const cases: [string, (...xs: Tensor[]) => Tensor, number[][]][] = [
   ["nanToNum", (x) => rt.nanToNum(x.mul(x)), [[4]]],
 ];
 
-// exp's recorded backward multiplies by its detached output, so anything built on exp has no correct
-// second derivative until that existing op is fixed (reported; not this layer's file).
-const dependsOnExp: Record<string, string> = {
-  logsumexp: "exp's double backward (existing op) uses its detached output",
-  "binaryCrossEntropyWithLogits with posWeight": "exp's double backward (existing op) uses its detached output",
-};
-
 describe("double backward of the new ops", () => {
   for (const [name, f, shapes] of cases) {
-    it(`${name}: the createGraph gradient passes gradcheck`, dependsOnExp[name] ? { todo: dependsOnExp[name] } : {}, () => {
+    it(`${name}: the createGraph gradient passes gradcheck`, () => {
       const xs = shapes.map(input);
       const shapeOf = (...ys: Tensor[]) => rt.noGrad(() => f(...ys).shape);
       assert.ok(gradcheck(firstDerivative(f, shapeOf), xs));
