@@ -104,7 +104,14 @@ export function patternRegex(p: Pattern, flags: string): RegExp {
 export function readPattern(v: unknown, path: string): Pattern {
   const o = obj(v, path);
   if (typeof o.String === "string") return { String: o.String };
-  if (typeof o.Regex === "string") return { Regex: o.Regex };
+  if (typeof o.Regex === "string") {
+    try {
+      new RegExp(o.Regex, "gu");
+    } catch (e) {
+      throw new TokenizerFormatError(`${path}.Regex`, `is a pattern JavaScript cannot compile (${(e as Error).message}); Oniguruma-only syntax such as inline (?i:…) flags is not supported`);
+    }
+    return { Regex: o.Regex };
+  }
   throw new TokenizerFormatError(path, `must be {"String": ...} or {"Regex": ...}, got ${describeJson(v)}`);
 }
 

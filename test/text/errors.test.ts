@@ -27,6 +27,9 @@ describe("corrupt tokenizer.json", () => {
     const badMerge = JSON.parse(fixtureJson("bpe"));
     badMerge.model.merges[3] = ["no-such-token", "x"];
     assert.throws(load(badMerge), /model\.merges\[3\] merges "no-such-token" and "x", but "no-such-token" is not in model\.vocab/);
+    const badRegex = base();
+    badRegex.pre_tokenizer = { type: "Split", pattern: { Regex: "(?i:'s|'t)|\\p{L}+" }, behavior: "Isolated", invert: false };
+    assert.throws(load(badRegex), /pre_tokenizer\.pattern\.Regex is a pattern JavaScript cannot compile/);
     const badAdded = base();
     badAdded.added_tokens[0].id = -1;
     assert.throws(load(badAdded), /added_tokens\[0\]\.id must be a non-negative integer/);
