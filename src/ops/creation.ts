@@ -7,6 +7,7 @@ import { checkShape, formatShape, type Shape } from "../tensor/shape.js";
 import { allocate, storageFrom } from "../tensor/storage.js";
 import { Tensor, denseData, type NestedArray } from "../tensor/tensor.js";
 import { contiguousData, emptyTensor, viewOf } from "./util.js";
+import { dtypeOfTo, type ToTarget } from "../tensor/device.js";
 
 export interface TensorOptions {
   dtype?: DType;
@@ -160,10 +161,14 @@ export function clone(t: Tensor): Tensor {
   return record(out, "CloneBackward", [t], (g) => [g]);
 }
 
-/** Converts to another dtype (a copy; the same tensor when the dtype already matches). */
-export function to(t: Tensor, dtype: DType): Tensor {
-  assertDType(dtype, "to");
-  if (dtype === t.dtype) return t;
+/**
+ * Converts to another dtype (a copy; the same tensor when the dtype already matches). Takes
+ * PyTorch's forms too: `to("cpu")`, `to("cpu", "float64")`, `to({ device, dtype })`; a device
+ * other than the CPU is an error (see tensor/device.ts).
+ */
+export function to(t: Tensor, target: ToTarget, dtypeArg?: DType): Tensor {
+  const dtype = dtypeOfTo("Tensor.to", target, dtypeArg);
+  if (dtype === undefined || dtype === t.dtype) return t;
   const out = contiguousData(t, dtype);
   const floats = (d: DType) => d === "float32" || d === "float64" || d === "bfloat16";
   if (!floats(dtype) || !floats(t.dtype)) return out;
