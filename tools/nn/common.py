@@ -84,7 +84,7 @@ def number(v, dtype):
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
     if dtype == torch.float32:
-        return float(repr(np.float32(v)))
+        return float(str(np.float32(v)))  # the shortest repr that round-trips (str, as numpy 2 repr adds the type)
     return float(repr(float(v)))
 
 
