@@ -102,10 +102,10 @@ export class MultiheadAttention extends Module {
     checkArity("MultiheadAttention.forward", arguments, 4, "mha.call(query, key, value, { keyPaddingMask, needWeights, attnMask, averageAttnWeights, isCausal })");
     checkOptions("MultiheadAttention.forward", options, ["attnMask", "keyPaddingMask", "isCausal", "needWeights", "averageAttnWeights"]);
     const e = this.embedDim;
-    for (const [t, name, d] of [[query, "query", e], [key, "key", this.kdim], [value, "value", this.vdim]] as const) {
+    for (const [t, name, d, dName] of [[query, "query", e, "embed"], [key, "key", this.kdim, "kdim"], [value, "value", this.vdim, "vdim"]] as const) {
       if (t.ndim !== 3 || t.shape[2] !== d) {
-        const layout = this.batchFirst ? "[batch, seq, features]" : "[seq, batch, features]";
-        throw new RangeError(`MultiheadAttention: ${name} must be ${layout} with features = ${d}, got ${formatShape(t.shape)}`);
+        const layout = this.batchFirst ? `[batch, seq, ${dName}]` : `[seq, batch, ${dName}]`;
+        throw new RangeError(`MultiheadAttention: ${name} must be ${layout} with ${dName} = ${d}, got ${formatShape(t.shape)}`);
       }
     }
     // Work batch-first internally: [N, L, E].
