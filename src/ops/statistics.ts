@@ -3,6 +3,7 @@ import { div, mul, sqrt, sub } from "./elementwise.js";
 import { installMethods } from "./install.js";
 import { mean, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertFloating, assertTensor } from "./util.js";
+import { checkOptions } from "../util/options.js";
 
 export interface VarianceOptions {
   /** Subtracted from the element count in the divisor: 1 (the default) is Bessel's correction. */
@@ -25,6 +26,7 @@ declare module "../tensor/tensor.js" {
  * divides by zero and gives inf or NaN, as in PyTorch.
  */
 export function variance(x: Tensor, dim?: Dims, options: VarianceOptions = {}): Tensor {
+  checkOptions("var", options, ["correction", "unbiased", "keepdim"]);
   assertTensor(x, "var");
   assertFloating(x, "var");
   if (options.correction !== undefined && options.unbiased !== undefined) {
@@ -39,6 +41,7 @@ export function variance(x: Tensor, dim?: Dims, options: VarianceOptions = {}): 
 
 /** torch.std: the square root of variance(). */
 export function std(x: Tensor, dim?: Dims, options: VarianceOptions = {}): Tensor {
+  checkOptions("std", options, ["correction", "unbiased", "keepdim"]);
   return sqrt(variance(x, dim, options));
 }
 

@@ -73,6 +73,18 @@ describe("options objects and positional arguments", () => {
     }
   });
 
+  it("tensor creation, backward, autograd.grad and functional ops check theirs", () => {
+    assert.throws(() => rt.zeros([2], { requires_grad: true } as never), /zeros: unknown option "requires_grad"; did you mean requiresGrad\?/);
+    assert.throws(() => rt.randn([2], { device: "cuda" } as never), /randn: device "cuda" does not exist/);
+    assert.equal(rt.ones([2], { device: "cpu" }).dtype, "float32");
+    assert.throws(() => rt.tensor([1, 2], { dtype: "int32", requires_grad: false } as never), /did you mean requiresGrad\?/);
+    const w = rt.ones([2]).requiresGrad_();
+    assert.throws(() => w.mul(2).sum().backward({ retain_graph: true } as never), /backward: unknown option "retain_graph"; did you mean retainGraph\?/);
+    assert.throws(() => rt.autograd.grad(w.mul(2).sum(), w, null, { create_graph: true } as never), /did you mean createGraph\?/);
+    assert.throws(() => rt.dropout(w, 0.5, { train: false } as never), /dropout: unknown option "train"; known options: training, generator/);
+    assert.throws(() => rt.std(w, 0, { unbiased: false, keepDim: true } as never), /did you mean keepdim\?/);
+  });
+
   it("module.loadStateDict(sd, { strict: false }) means strict = false, not a truthy object", () => {
     const m = new nn.Linear(2, 2);
     const r = m.loadStateDict({ weight: rt.zeros([2, 2]) }, { strict: false });
