@@ -21,6 +21,9 @@ export interface OptimizerStateDict {
   param_groups: Record<string, unknown>[];
 }
 
+/** PyTorch's switches between implementations of the same update; accepted in a group and without effect here. */
+const IMPLEMENTATION_FLAGS = ["foreach", "fused", "capturable", "differentiable"];
+
 const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -49,7 +52,7 @@ export abstract class Optimizer<O extends { lr: number }> {
   addParamGroup(group: ParamGroupInput<O>): void {
     if (!group || typeof group !== "object" || !("params" in group)) throw new TypeError(`${this.name}.addParamGroup: expected { params, ...options }`);
     // A group's keys are the optimizer's options (a typo would otherwise silently take the default).
-    checkOptions(`${this.name} parameter group`, group, ["params", "initialLr", ...Object.keys(this.defaults)]);
+    checkOptions(`${this.name} parameter group`, group, ["params", "initialLr", ...Object.keys(this.defaults), ...IMPLEMENTATION_FLAGS]);
     const params = group.params instanceof Tensor ? [group.params] : [...group.params];
     params.forEach((p, i) => {
       if (!(p instanceof Tensor)) throw new TypeError(`${this.name}: parameter ${i} of a group is not a Tensor`);
