@@ -6,9 +6,22 @@
 import { setDistributedContextProvider } from "./checkpoint/world.js";
 import { defaultWorld } from "./data/distributed_sampler.js";
 import { barrier } from "./distributed/collectives.js";
-import { getRank, getWorldSize, isInitialized } from "./distributed/init.js";
+import { currentWorld, getRank, getWorldSize, isInitialized } from "./distributed/init.js";
 
 defaultWorld.rank = () => (isInitialized() ? getRank() : undefined);
 defaultWorld.worldSize = () => (isInitialized() ? getWorldSize() : undefined);
 
-setDistributedContextProvider(() => (isInitialized() ? { rank: getRank(), worldSize: getWorldSize(), barrier: () => barrier() } : null));
+setDistributedContextProvider(() => {
+  if (!isInitialized()) return null;
+  const { store, prefix } = currentWorld("checkpoint");
+  const key = (k: string) => `${prefix}/checkpoint/${k}`;
+  return {
+    rank: getRank(),
+    worldSize: getWorldSize(),
+    barrier: () => barrier(),
+    ...(store && {
+      announce: (k: string) => store.set(key(k), "1"),
+      awaitAnnouncement: (k: string) => store.wait([key(k)]),
+    }),
+  };
+});

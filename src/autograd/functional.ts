@@ -1,6 +1,7 @@
 import type { Tensor } from "../tensor/tensor.js";
 import { runBackward, type BackwardOptions } from "./engine.js";
 import { gradEdge } from "./record.js";
+import { checkOptions } from "../util/options.js";
 
 /** Accumulates d(sum of tensors·grads)/d(leaf) into every leaf's .grad (torch.autograd.backward). */
 export function backward(
@@ -8,6 +9,7 @@ export function backward(
   grads?: Tensor | readonly (Tensor | null)[] | null,
   options: BackwardOptions = {},
 ): void {
+  checkOptions("autograd.backward", options, ["retainGraph", "createGraph"]);
   const outs = Array.isArray(tensors) ? tensors : [tensors as Tensor];
   const gs = grads == null ? [] : Array.isArray(grads) ? grads : [grads as Tensor];
   runBackward(outs, gs, options);
@@ -25,6 +27,7 @@ export function grad(
   gradOutputs?: Tensor | readonly (Tensor | null)[] | null,
   options: GradOptions = {},
 ): (Tensor | null)[] {
+  checkOptions("autograd.grad", options, ["retainGraph", "createGraph", "allowUnused"]);
   const outs = Array.isArray(outputs) ? outputs : [outputs as Tensor];
   const ins = Array.isArray(inputs) ? inputs : [inputs as Tensor];
   const gs = gradOutputs == null ? [] : Array.isArray(gradOutputs) ? gradOutputs : [gradOutputs as Tensor];

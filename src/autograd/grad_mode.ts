@@ -18,6 +18,40 @@ export function noGrad<T>(fn: () => T): T {
   return withGradMode(false, fn);
 }
 
+let inference = false;
+
+/**
+ * Runs fn in inference mode (torch.inference_mode): no graph is recorded, as in noGrad, and
+ * isInferenceModeEnabled() is true inside. `inferenceMode(false, fn)` runs fn with the mode off.
+ * Unlike PyTorch, tensors made inside are not marked as inference tensors: they are ordinary
+ * tensors without history (noGrad's), so using them in autograd later is not an error here.
+ */
+export function inferenceMode<T>(fn: () => T): T;
+export function inferenceMode<T>(mode: boolean, fn: () => T): T;
+export function inferenceMode<T>(modeOrFn: boolean | (() => T), maybeFn?: () => T): T {
+  const mode = typeof modeOrFn === "boolean" ? modeOrFn : true;
+  const fn = typeof modeOrFn === "function" ? modeOrFn : maybeFn;
+  if (typeof fn !== "function") throw new TypeError("inferenceMode: expected a function to run, as inferenceMode(() => model.call(x))");
+  if (!mode) return fn();
+  const previous = inference;
+  inference = true;
+  const restore = () => (inference = previous);
+  let result: T;
+  try {
+    result = withGradMode(false, fn);
+  } catch (err) {
+    restore();
+    throw err;
+  }
+  if (result instanceof Promise) return result.finally(restore) as T;
+  restore();
+  return result;
+}
+
+export function isInferenceModeEnabled(): boolean {
+  return inference;
+}
+
 export function enableGrad<T>(fn: () => T): T {
   return withGradMode(true, fn);
 }

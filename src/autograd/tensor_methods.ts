@@ -3,6 +3,7 @@ import type { BackwardOptions } from "./engine.js";
 import { runBackward } from "./engine.js";
 import { AccumulateGrad, type Node, type PostAccumulateGradHook, type TensorHook } from "./node.js";
 import { gradEdge, metaOf } from "./record.js";
+import { checkOptions } from "../util/options.js";
 
 export interface RemovableHandle {
   remove(): void;
@@ -41,6 +42,7 @@ function hookNode(t: Tensor, what: string): Node {
 }
 
 Tensor.prototype.backward = function (this: Tensor, gradient?: Tensor | BackwardOptions | null, options: BackwardOptions = {}): void {
+  checkOptions("backward", gradient && !(gradient instanceof Tensor) ? gradient : options, ["retainGraph", "createGraph"]);
   if (gradient && !(gradient instanceof Tensor)) runBackward([this], [null], gradient);
   else runBackward([this], [gradient ?? null], options);
 };

@@ -1,6 +1,8 @@
 import { setRngState, type GeneratorState } from "../tensor/random.js";
-import { latest } from "./directory.js";
-import { loadVerified } from "./load.js";
+import { resolve } from "node:path";
+import { checkArity, checkOptions } from "../util/options.js";
+import { load } from "./load.js";
+import { resolveResumePath, type StepChoice } from "./resolve_path.js";
 import { distributedContext } from "./world.js";
 
 interface Loadable {
@@ -21,6 +23,8 @@ export interface ResumeTargets {
   sampler?: SamplerLike;
   /** Samples per batch on each rank, to turn the saved batch position into a sampler offset. */
   batchSize?: number;
+  /** Resume this step's checkpoint, or "latest" (required to exist); default: the newest if there is one. */
+  step?: StepChoice;
 }
 
 export interface ResumePoint {
@@ -49,11 +53,16 @@ export interface ResumePoint {
  * number of samples all ranks had consumed together (exact when it divides evenly).
  */
 export async function resume(root: string, targets: ResumeTargets = {}): Promise<ResumePoint> {
-  const found = latest(root);
-  if (!found) return { path: null, step: 0, epoch: 0, batch: 0, state: {} };
+  checkArity("checkpoint.resume", arguments, 2, "checkpoint.resume(dir, { model, optimizer, scheduler, sampler, batchSize, step })");
+  checkOptions("checkpoint.resume", targets, ["model", "optimizer", "scheduler", "sampler", "batchSize", "step"]);
   const world = distributedContext();
-  // latest() just verified every file; loading checksums again what it reads.
-  const { path, manifest, state } = loadVerified(found.path, found.manifest, world.rank);
+  const { dir, missing } = resolveResumePath(root, targets.step);
+  if (!dir) {
+    // Starting fresh is right on a first run, but a mistyped path must not pass unseen.
+    if (world.rank === 0) console.warn(`ringtorch checkpoint: no checkpoint ${missing ? `at ${resolve(root)} (it does not exist yet)` : `under ${resolve(root)}`}; starting from step 0`);
+    return { path: null, step: 0, epoch: 0, batch: 0, state: {} };
+  }
+  const { path, manifest, state } = load(dir, { rank: world.rank });
   const apply = (name: keyof ResumeTargets, target: Loadable | undefined) => {
     if (!target) return;
     if (!(name in state)) throw new Error(`checkpoint.resume: ${path} holds no ${name} state to load`);

@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { checkArity, checkOptions } from "../util/options.js";
 import { getRngState } from "../tensor/random.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { clone } from "../ops/creation.js";
@@ -7,7 +8,6 @@ import { AsyncCheckpointWriter } from "./async_writer.js";
 import { prune, stepDirName } from "./directory.js";
 import { readSmallFile } from "./files.js";
 import { checkManifestFile, FORMAT_VERSION, rememberVerified, type Manifest, type ManifestFile } from "./manifest.js";
-import { checkOptions } from "../util/options.js";
 import { splitState } from "./state_split.js";
 import { runWriteJob, writeFiles, type FileToWrite, type WriteJob } from "./write_dir.js";
 import { distributedContext, type DistributedContext } from "./world.js";
@@ -75,11 +75,17 @@ let writer: AsyncCheckpointWriter | null = null;
  * saved through it.
  *
  * Across ranks: replicated state is written by rank 0 alone; with a synchronous save the other
- * ranks wait at a barrier until it is on disk. Sharded state is written by every rank.
+ * ranks wait until it is on disk. They wait on a notice through the job's store, not a
+ * collective, so the PyTorch habit `if (rank === 0) await checkpoint.save(…)` (torch.save on rank
+ * 0) works too: rank 0 saves and no other rank is expected. Sharded state is written by every
+ * rank and needs every rank to call save (they meet at barriers).
  */
 export async function save(root: string, state: Record<string, unknown>, options: SaveOptions): Promise<Manifest | null> {
+  checkArity("checkpoint.save", arguments, 3, "checkpoint.save(dir, { model, optimizer, … }, { step, async, keepLast, sharded })");
+  if (options === undefined || options === null) throw new TypeError("checkpoint.save: options with the step are required, e.g. checkpoint.save(dir, { model, optimizer }, { step: 100 })");
   checkOptions("checkpoint.save", options, ["step", "async", "keepLast", "sharded", "world"]);
-  const { step } = options ?? {};
+  if (!state || typeof state !== "object" || Array.isArray(state)) throw new TypeError("checkpoint.save: the state must be an object such as { model, optimizer, epoch }");
+  const { step } = options;
   if (!Number.isInteger(step) || step < 0) throw new RangeError(`checkpoint.save: step must be a non-negative integer, got ${step}`);
   if (options.keepLast !== undefined && (!Number.isInteger(options.keepLast) || options.keepLast < 1)) {
     throw new RangeError(`checkpoint.save: keepLast must be a positive integer (how many complete checkpoints to keep), got ${options.keepLast}`);
@@ -121,13 +127,35 @@ export async function save(root: string, state: Record<string, unknown>, options
     if (result) rememberVerified(dir);
     if (options.keepLast !== undefined) prune(root, options.keepLast);
   }
-  if (!asyncWrite) world.barrier();
+  if (!asyncWrite && world.worldSize > 1) await waitForRank0(world, dir, options.sharded !== undefined);
   return result;
 }
 
 function runIdState(): Record<string, string> {
   const runId = checkpointRunId();
   return runId === null ? {} : { runId };
+}
+
+/** How many synchronous saves of each directory this process has made: the n-th save on rank 0 announces `#n`. */
+const savesOf = new Map<string, number>();
+
+/**
+ * After a synchronous save: the other ranks must not go on (or read the checkpoint) before rank 0
+ * has written it. With the store's notices, rank 0 announces its n-th save of a directory and a
+ * rank that also called save waits for that announcement; a rank that did not call save is not
+ * involved. Rank 0 never waits for the others, so a save called on rank 0 alone completes.
+ */
+async function waitForRank0(world: DistributedContext, dir: string, sharded: boolean): Promise<void> {
+  if (sharded || !world.announce || !world.awaitAnnouncement) {
+    world.barrier();
+    return;
+  }
+  const base = resolve(dir);
+  const n = (savesOf.get(base) ?? 0) + 1;
+  savesOf.set(base, n);
+  const key = `${base}#${n}`;
+  if (world.rank === 0) await world.announce(key);
+  else await world.awaitAnnouncement(key);
 }
 
 function writeJsonFile(dir: string, name: string, value: unknown): void {

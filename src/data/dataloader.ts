@@ -3,6 +3,8 @@ import type { Tensor } from "../tensor/tensor.js";
 import { defaultCollate } from "./collate.js";
 import type { Dataset } from "./dataset.js";
 import { GatherPool } from "./gather_pool.js";
+import { checkArity, checkOptions } from "../util/options.js";
+import { isIterableDataset, iterableBatches, type IterableDataset } from "./iterable_dataset.js";
 import { BatchSampler, RandomSampler, SequentialSampler, type BatchSamplerLike, type Sampler } from "./sampler.js";
 
 /** What defaultCollate makes of a list of T. */
@@ -36,12 +38,23 @@ export interface DataLoaderOptions<T, B> {
   numWorkers?: number;
   /** Batches kept in flight per worker. */
   prefetchFactor?: number;
+  /** Accepted for ported code; without a GPU there is no pinned memory, so it changes nothing (as in PyTorch on CPU). */
+  pinMemory?: boolean;
+  /** Accepted for ported code; worker threads here are cheap to start and live for one pass. */
+  persistentWorkers?: boolean;
   /** How long the loop waits for a worker's batch before failing, in milliseconds (counted from when it starts waiting). */
   timeoutMs?: number;
 }
 
+const DATALOADER_OPTIONS = ["batchSize", "shuffle", "sampler", "batchSampler", "collateFn", "dropLast", "generator", "numWorkers", "prefetchFactor", "timeoutMs", "pinMemory", "persistentWorkers"];
+
+function checkWorkers(n: number): number {
+  if (!Number.isInteger(n) || n < 0) throw new RangeError(`DataLoader: numWorkers must be a non-negative integer, got ${n}`);
+  return n;
+}
+
 /**
- * Batches of a dataset (torch.utils.data.DataLoader).
+ * Batches of a dataset (torch.utils.data.DataLoader), map-style or an IterableDataset.
  *
  * `for (const batch of loader)` builds each batch when it is needed, on the main thread.
  * `for await (const batch of loader)` with numWorkers > 0 keeps numWorkers × prefetchFactor
@@ -62,13 +75,33 @@ export class DataLoader<T = any, B = Collated<T>> implements Iterable<B>, AsyncI
   readonly numWorkers: number;
   readonly prefetchFactor: number;
   readonly timeoutMs: number;
+  private readonly iterable: IterableDataset<T> | null = null;
 
-  constructor(dataset: Dataset<T>, options: DataLoaderOptions<T, B> = {}) {
+  constructor(dataset: Dataset<T> | IterableDataset<T>, options: DataLoaderOptions<T, B> = {}) {
+    checkArity("DataLoader", arguments, 2, "new data.DataLoader(dataset, { batchSize, shuffle, sampler, numWorkers, … })");
+    checkOptions("DataLoader", options, DATALOADER_OPTIONS);
+    const batchSize = options.batchSize === undefined ? 1 : options.batchSize;
+    if (isIterableDataset(dataset)) {
+      if (options.shuffle || options.sampler || options.batchSampler) {
+        throw new Error("DataLoader: an IterableDataset sets its own order; shuffle, sampler and batchSampler do not apply (shuffle inside the dataset's iterator)");
+      }
+      if (batchSize !== null && (!Number.isInteger(batchSize) || batchSize < 1)) throw new RangeError(`DataLoader: batchSize must be a positive integer or null, got ${batchSize}`);
+      this.iterable = dataset;
+      this.dataset = dataset as unknown as Dataset<T>;
+      this.batchSize = batchSize;
+      this.dropLast = options.dropLast ?? false;
+      this.sampler = { length: NaN, [Symbol.iterator]: () => [][Symbol.iterator]() };
+      this.batchSampler = null;
+      this.collateFn = options.collateFn ?? null;
+      this.numWorkers = checkWorkers(options.numWorkers ?? 0);
+      this.prefetchFactor = options.prefetchFactor ?? 2;
+      this.timeoutMs = options.timeoutMs ?? 60_000;
+      return;
+    }
     if (!dataset || typeof dataset.getItem !== "function" || typeof dataset.length !== "number") {
-      throw new TypeError("DataLoader: expected a Dataset (an object with length and getItem(index))");
+      throw new TypeError("DataLoader: expected a Dataset (an object with length and getItem(index)) or an IterableDataset");
     }
     this.dataset = dataset;
-    const batchSize = options.batchSize === undefined ? 1 : options.batchSize;
     if (options.batchSampler) {
       if (options.batchSize !== undefined || options.shuffle || options.sampler || options.dropLast) {
         throw new Error("DataLoader: batchSampler option is mutually exclusive with batchSize, shuffle, sampler and dropLast");
@@ -84,16 +117,25 @@ export class DataLoader<T = any, B = Collated<T>> implements Iterable<B>, AsyncI
     this.numWorkers = options.numWorkers ?? 0;
     this.prefetchFactor = options.prefetchFactor ?? 2;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    if (!Number.isInteger(this.numWorkers) || this.numWorkers < 0) throw new RangeError(`DataLoader: numWorkers must be a non-negative integer, got ${this.numWorkers}`);
+    checkWorkers(this.numWorkers);
     if (!Number.isInteger(this.prefetchFactor) || this.prefetchFactor < 1) throw new RangeError(`DataLoader: prefetchFactor must be a positive integer, got ${this.prefetchFactor}`);
   }
 
   /** Batches per epoch (samples when batchSize is null). */
   get length(): number {
+    if (this.iterable) {
+      const n = (this.iterable as unknown as { length?: unknown }).length;
+      if (typeof n !== "number") throw new TypeError("DataLoader: this IterableDataset has no length, so neither has its loader (as in PyTorch)");
+      return this.batchSize === null ? n : this.dropLast ? Math.floor(n / this.batchSize) : Math.ceil(n / this.batchSize);
+    }
     return this.batchSampler ? this.batchSampler.length : this.sampler.length;
   }
 
   *[Symbol.iterator](): Iterator<B> {
+    if (this.iterable) {
+      yield* iterableBatches<T, B>(this.iterable, this);
+      return;
+    }
     if (!this.batchSampler) {
       for (const i of this.sampler) yield this.dataset.getItem(i) as unknown as B;
       return;
@@ -102,7 +144,7 @@ export class DataLoader<T = any, B = Collated<T>> implements Iterable<B>, AsyncI
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<B> {
-    if (this.numWorkers === 0 || !this.batchSampler || this.collateFn || typeof this.dataset.gatherPlan !== "function") {
+    if (this.iterable || this.numWorkers === 0 || !this.batchSampler || this.collateFn || typeof this.dataset.gatherPlan !== "function") {
       yield* this[Symbol.iterator]() as unknown as AsyncIterable<B>;
       return;
     }

@@ -1,8 +1,9 @@
 import { indexSelect } from "../ops/indexing.js";
-import { defaultGenerator, type Generator } from "../tensor/random.js";
+import { defaultGenerator, Generator } from "../tensor/random.js";
 import { formatShape } from "../tensor/shape.js";
 import { Tensor } from "../tensor/tensor.js";
 import { randperm } from "./permutation.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 /**
  * A map-style dataset (torch.utils.data.Dataset): a length and an item per index.
@@ -105,7 +106,13 @@ export class Subset<T> extends Dataset<T> {
  * are counts summing to the dataset's length, or fractions summing to 1 (the remainder of the
  * rounding goes one by one to the first subsets, as PyTorch does).
  */
-export function randomSplit<T>(dataset: Dataset<T>, lengths: readonly number[], generator: Generator = defaultGenerator): Subset<T>[] {
+export function randomSplit<T>(dataset: Dataset<T>, lengths: readonly number[], generator: Generator | { generator?: Generator } = defaultGenerator): Subset<T>[] {
+  checkArity("randomSplit", arguments, 3, "randomSplit(dataset, lengths, generator)");
+  // PyTorch's keyword `generator=g` ports as { generator: g }.
+  if (!(generator instanceof Generator)) {
+    checkOptions("randomSplit", generator, ["generator"]);
+    generator = generator?.generator ?? defaultGenerator;
+  }
   const n = dataset.length;
   let counts = [...lengths];
   const isFractions = counts.reduce((a, b) => a + b, 0) <= 1 + 1e-9 && counts.some((c) => !Number.isInteger(c) || c < 1) && counts.every((c) => c >= 0 && c <= 1);

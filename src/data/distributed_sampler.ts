@@ -1,5 +1,6 @@
 import { Generator } from "../tensor/random.js";
 import { randperm } from "./permutation.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export interface DistributedSamplerOptions {
   /** Number of ranks sharing the dataset (default: the process group's world size, else WORLD_SIZE, else 1). */
@@ -47,6 +48,8 @@ export class DistributedSampler implements Iterable<number> {
   private startIndex = 0;
 
   constructor(dataset: { length: number } | number, options: DistributedSamplerOptions = {}) {
+    checkArity("DistributedSampler", arguments, 2, "new data.DistributedSampler(dataset, { numReplicas, rank, shuffle, seed, dropLast, evaluation })");
+    checkOptions("DistributedSampler", options, ["numReplicas", "rank", "shuffle", "seed", "dropLast", "evaluation"]);
     this.datasetLength = typeof dataset === "number" ? dataset : dataset.length;
     if (!Number.isInteger(this.datasetLength) || this.datasetLength < 0) {
       throw new TypeError(`DistributedSampler: the dataset must have a non-negative integer length, got ${this.datasetLength}`);

@@ -8,6 +8,7 @@ export { Dataset, TensorDataset, Subset, randomSplit, type GatherPlan } from "./
 export { SequentialSampler, RandomSampler, SubsetRandomSampler, BatchSampler, type Sampler, type BatchSamplerLike, type RandomSamplerOptions } from "./sampler.js";
 export { defaultCollate } from "./collate.js";
 export { DataLoader, type DataLoaderOptions, type Collated } from "./dataloader.js";
+export { IterableDataset, getWorkerInfo, type WorkerInfo } from "./iterable_dataset.js";
 export { randperm } from "./permutation.js";
 export { readIdx, parseIdx, type IdxData } from "./idx.js";
 export { DistributedSampler, type DistributedSamplerOptions, type DistributedSamplerState } from "./distributed_sampler.js";

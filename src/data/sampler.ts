@@ -1,5 +1,6 @@
 import { defaultGenerator, Generator } from "../tensor/random.js";
 import { randperm } from "./permutation.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 /**
  * Yields dataset indices (torch.utils.data.Sampler). `length` is how many one pass yields.
@@ -22,7 +23,9 @@ interface Sized {
 
 /** 0, 1, …, n−1 in order. */
 export class SequentialSampler implements Sampler {
-  constructor(private readonly dataSource: Sized) {}
+  constructor(private readonly dataSource: Sized) {
+    checkArity("SequentialSampler", arguments, 1, "new data.SequentialSampler(dataset)");
+  }
 
   get length(): number {
     return this.dataSource.length;
@@ -52,6 +55,8 @@ export class RandomSampler implements Sampler {
   generator: Generator | undefined;
 
   constructor(private readonly dataSource: Sized, options: RandomSamplerOptions = {}) {
+    checkArity("RandomSampler", arguments, 2, "new data.RandomSampler(dataset, { replacement, numSamples, generator })");
+    checkOptions("RandomSampler", options, ["replacement", "numSamples", "generator"]);
     this.replacement = options.replacement ?? false;
     this.numSamplesOption = options.numSamples;
     this.generator = options.generator;
@@ -85,6 +90,8 @@ export class SubsetRandomSampler implements Sampler {
   generator: Generator | undefined;
 
   constructor(indices: ArrayLike<number>, options: { generator?: Generator } = {}) {
+    checkArity("SubsetRandomSampler", arguments, 2, "new data.SubsetRandomSampler(indices, { generator })");
+    checkOptions("SubsetRandomSampler", options, ["generator"]);
     this.indices = Array.from(indices);
     this.generator = options.generator;
   }
@@ -106,6 +113,8 @@ export class BatchSampler implements BatchSamplerLike {
     readonly batchSize: number,
     readonly dropLast = false,
   ) {
+    checkArity("BatchSampler", arguments, 3, "new data.BatchSampler(sampler, batchSize, dropLast)");
+    if (typeof dropLast !== "boolean") throw new TypeError(`BatchSampler: dropLast must be a boolean, got ${typeof dropLast}`);
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`BatchSampler: batchSize must be a positive integer, got ${batchSize}`);
   }
 

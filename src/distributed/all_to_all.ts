@@ -1,6 +1,6 @@
 import type { Work } from "./work.js";
 import type { BufRef, Request } from "./engine/messages.js";
-import { type Async, type CollectiveOptions, finishersOf, groupOf, listLength, runOptions, sameDType, type Sync } from "./options.js";
+import { type Async, type CollectiveOptions, COLLECTIVE_KEYS, finishersOf, groupOf, listLength, runOptions, sameDType, type Sync } from "./options.js";
 import { type CommTensor, resolve, type Resolved, shapeText } from "./tensor_ref.js";
 
 /** Rank i's `inputList[j]` goes to rank j's `outputList[i]`. Sizes may differ between pairs. */
@@ -36,7 +36,7 @@ export function allToAllSingle(output: CommTensor, input: CommTensor, opts: Asyn
 export function allToAllSingle(output: CommTensor, input: CommTensor, opts?: AllToAllSingleOptions): Work | void;
 export function allToAllSingle(output: CommTensor, input: CommTensor, opts?: AllToAllSingleOptions): Work | void {
   const where = "allToAllSingle";
-  const group = groupOf(opts, where);
+  const group = groupOf(opts, where, [...COLLECTIVE_KEYS, "outputSplitSizes", "inputSplitSizes"]);
   const inp = resolve(input, where, false);
   const out = resolve(output, where, true);
   if (inp.dtype !== out.dtype) throw new Error(`${where}: output has dtype ${out.dtype} but input has ${inp.dtype}`);

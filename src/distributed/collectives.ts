@@ -12,6 +12,7 @@ import {
   runOptions,
   sameDType,
   type Sync,
+  REDUCE_KEYS,
 } from "./options.js";
 import { type CommTensor, describe, type Resolved, resolve, shapeText } from "./tensor_ref.js";
 
@@ -27,7 +28,7 @@ export function allReduce(tensor: CommTensor, opts: Async<ReduceOptions>): Work;
 export function allReduce(tensor: CommTensor, opts?: ReduceOptions): Work | void;
 export function allReduce(tensor: CommTensor, opts?: ReduceOptions): Work | void {
   const where = "allReduce";
-  const group = groupOf(opts, where);
+  const group = groupOf(opts, where, REDUCE_KEYS);
   const t = resolve(tensor, where, true);
   const dtype = reducedDType(t.dtype, opts, where);
   const op = reduceOpOf(opts, dtype, where);
@@ -45,7 +46,7 @@ export function allReduceCoalesced(tensors: readonly CommTensor[], opts: Async<R
 export function allReduceCoalesced(tensors: readonly CommTensor[], opts?: ReduceOptions): Work | void;
 export function allReduceCoalesced(tensors: readonly CommTensor[], opts?: ReduceOptions): Work | void {
   const where = "allReduceCoalesced";
-  const group = groupOf(opts, where);
+  const group = groupOf(opts, where, REDUCE_KEYS);
   if (!Array.isArray(tensors) || tensors.length === 0) throw new TypeError(`${where}: expected a non-empty array of tensors, got ${describe(tensors)}`);
   const ts = tensors.map((x, i) => resolve(x, `${where}: tensors[${i}]`, true));
   sameDType(where, ts[0]!, ts.slice(1), "tensors", 1);
@@ -106,7 +107,7 @@ export function reduce(tensor: CommTensor, dst: number, opts: Async<ReduceOption
 export function reduce(tensor: CommTensor, dst: number, opts?: ReduceOptions): Work | void;
 export function reduce(tensor: CommTensor, dst: number, opts?: ReduceOptions): Work | void {
   const where = "reduce";
-  const group = groupOf(opts, where);
+  const group = groupOf(opts, where, REDUCE_KEYS);
   const root = group.groupRankOf(dst, where);
   const t = resolve(tensor, where, group.rank === root);
   const op = reduceOpOf(opts, t.dtype, where);

@@ -12,6 +12,7 @@ import {
   sameDType,
   sameNumel,
   type Sync,
+  REDUCE_KEYS,
 } from "./options.js";
 import { type CommTensor, resolve, type Resolved, shapeText } from "./tensor_ref.js";
 
@@ -51,7 +52,7 @@ export function reduceScatter(output: CommTensor, inputList: CommTensor[], opts:
 export function reduceScatter(output: CommTensor, inputList: CommTensor[], opts?: ReduceOptions): Work | void;
 export function reduceScatter(output: CommTensor, inputList: CommTensor[], opts?: ReduceOptions): Work | void {
   const where = "reduceScatter";
-  const group = groupOf(opts, where);
+  const group = groupOf(opts, where, REDUCE_KEYS);
   const out = resolve(output, where, true);
   const op = reduceOpOf(opts, out.dtype, where);
   listLength(where, inputList, group.size, "inputList");
@@ -68,7 +69,7 @@ export function reduceScatterTensor(output: CommTensor, input: CommTensor, opts:
 export function reduceScatterTensor(output: CommTensor, input: CommTensor, opts?: ReduceOptions): Work | void;
 export function reduceScatterTensor(output: CommTensor, input: CommTensor, opts?: ReduceOptions): Work | void {
   const where = "reduceScatterTensor";
-  const group = groupOf(opts, where);
+  const group = groupOf(opts, where, REDUCE_KEYS);
   const out = resolve(output, where, true);
   const inp = resolve(input, where, false);
   const op = reduceOpOf(opts, out.dtype, where);

@@ -11,6 +11,7 @@ import { TCPStore } from "./store/tcp_store.js";
 import { StoreHost } from "./store_host.js";
 import { readTokenFile, removeTokenFile, tokenFilePath, writeTokenFile, isLoopback } from "./token_file.js";
 import { DistributedError } from "./work.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export interface InitOptions {
   /** "ringtorch" (also accepted: "gloo", "cpu", as aliases for scripts ported from torch). */
@@ -51,7 +52,11 @@ export function currentWorld(where: string): World {
  * (RINGTORCH_USE_AGENT_STORE=1) every rank connects to ringrun's. Then the communication worker
  * connects every pair of ranks (shared memory on one machine, TCP between machines).
  */
-export async function initProcessGroup(opts: InitOptions = {}): Promise<ProcessGroup> {
+export async function initProcessGroup(opts: InitOptions | string = {}): Promise<ProcessGroup> {
+  checkArity("initProcessGroup", arguments, 1, 'await dist.initProcessGroup({ backend, initMethod, rank, worldSize, timeoutMs, token })');
+  // PyTorch's first positional is the backend: init_process_group("gloo") ports as it is.
+  if (typeof opts === "string") opts = { backend: opts };
+  checkOptions("initProcessGroup", opts, ["backend", "initMethod", "rank", "worldSize", "timeoutMs", "token"]);
   if (current) throw new Error("initProcessGroup: the default process group is already initialised; call destroyProcessGroup() first");
   const backend = opts.backend ?? "ringtorch";
   if (!["ringtorch", "gloo", "cpu"].includes(backend)) {

@@ -5,6 +5,7 @@ import type { ProcessGroup, RunOptions } from "./process_group.js";
 import type { ReduceOpName } from "./reduce_op.js";
 import { checkReduceOp } from "./reduce_op.js";
 import { type Resolved, shapeText } from "./tensor_ref.js";
+import { checkOptions } from "../util/options.js";
 
 export interface CollectiveOptions {
   /** The group to run in; the default group (every rank) when left out. */
@@ -42,7 +43,22 @@ export interface ReduceOptions extends CollectiveOptions {
 export type Sync<O> = O & { async?: false };
 export type Async<O> = O & { async: true };
 
-export function groupOf(opts: CollectiveOptions | undefined, where: string): ProcessGroup {
+export const COLLECTIVE_KEYS = ["group", "async", "timeoutMs", "algorithm"];
+export const REDUCE_KEYS = [...COLLECTIVE_KEYS, "op", "lowPrecision", "float16", "divisor"];
+
+/**
+ * The group a collective runs in, after checking its options: PyTorch passes op, group and
+ * async_op positionally or as keywords, so a ported `allReduce(t, ReduceOp.SUM)` or
+ * `broadcast(t, 0, group)` must say where they go instead of being ignored.
+ */
+export function groupOf(opts: CollectiveOptions | undefined, where: string, known: readonly string[] = COLLECTIVE_KEYS): ProcessGroup {
+  if (typeof opts === "string") {
+    throw new TypeError(`${where}: the reduce op goes in the options: ${where}(tensor, { op: dist.ReduceOp.${String(opts).toUpperCase()} }), got the string ${JSON.stringify(opts)} in its place`);
+  }
+  if (opts !== null && typeof opts === "object" && "groupRankOf" in opts) {
+    throw new TypeError(`${where}: the process group goes in the options: ${where}(…, { group }), got a ProcessGroup in their place`);
+  }
+  checkOptions(where, opts, known);
   return opts?.group ?? currentWorld(where).world;
 }
 

@@ -2,6 +2,7 @@ import type { Work } from "./work.js";
 import { currentWorld } from "./init.js";
 import type { ProcessGroup } from "./process_group.js";
 import { finishersOf } from "./options.js";
+import { checkOptions } from "../util/options.js";
 import { type CommTensor, resolve } from "./tensor_ref.js";
 
 export interface P2POptions {
@@ -13,6 +14,7 @@ export interface P2POptions {
 }
 
 function checkPeer(where: string, peer: number, opts: P2POptions | undefined): ProcessGroup {
+  checkOptions(where, opts, ["group", "tag", "timeoutMs"]);
   const { world } = currentWorld(where);
   if (!Number.isInteger(peer) || peer < 0 || peer >= world.size) throw new Error(`${where}: peer rank must be in 0..${world.size - 1}, got ${peer}`);
   if (peer === world.rank) throw new Error(`${where}: rank ${peer} cannot exchange data with itself`);

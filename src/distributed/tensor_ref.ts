@@ -30,6 +30,10 @@ export function resolve(t: CommTensor, where: string, writes: boolean): Resolved
     return { ref: { data: staged, offset: 0, numel: data.length }, dtype, shape, finish };
   }
   const tensor = t as Tensor;
+  if (typeof t === "function") {
+    // PyTorch's `p.grad.data` is an attribute; here `.data` is a method, so the porter's line passes the function itself.
+    throw new TypeError(`${where}: expected a Tensor or a typed array, got a function (${(t as { name?: string }).name || "anonymous"}); if you wrote \`x.data\` as in PyTorch, call .data() or pass the tensor itself (collectives work in place on tensors)`);
+  }
   if (!tensor || typeof tensor !== "object" || !("storage" in tensor)) {
     throw new TypeError(`${where}: expected a Tensor or a typed array, got ${describe(t)}`);
   }

@@ -12,6 +12,7 @@ export interface WorkerCommand {
 // condition. An installed ringrun runs from dist/ and leaves the package's normal exports alone.
 const fromSource = import.meta.url.endsWith(".ts");
 const preloadUrl = new URL(fromSource ? "./worker_preload.ts" : "./worker_preload.js", import.meta.url).href;
+const esmEntryUrl = new URL(fromSource ? "./esm_entry.ts" : "./esm_entry.js", import.meta.url).href;
 // Resolved from ringrun's own location so workers find tsx even where the script's folder has none.
 const tsxLoaderUrl = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
@@ -19,14 +20,16 @@ const tsxLoaderUrl = pathToFileURL(createRequire(import.meta.url).resolve("tsx")
  * The command line of one worker: `node --import tsx --import <preload> script.ts args...`, so a
  * TypeScript script runs without a build step and every worker records its uncaught errors and
  * watches ringrun. -m imports a module specifier resolved from the working directory (what
- * `--eval` code resolves against); --no-python runs the executable as it is.
+ * `--eval` code resolves against); --no-python runs the executable as it is. A script file runs
+ * as an ES module even in a folder whose package.json is CommonJS (esm_entry.ts), so that the
+ * top-level await of a training script works in a project made by `npm init -y`.
  */
 export function workerCommand(entry: Entry, scriptArgs: readonly string[]): WorkerCommand {
   if (entry.kind === "executable") return { command: entry.command, args: [...scriptArgs] };
   const nodeFlags = [...(fromSource ? ["--conditions=source"] : []), "--import", tsxLoaderUrl, "--import", preloadUrl];
   switch (entry.kind) {
     case "script":
-      return { command: process.execPath, args: [...nodeFlags, entry.path, ...scriptArgs] };
+      return { command: process.execPath, args: [...nodeFlags, "--import", esmEntryUrl, entry.path, ...scriptArgs] };
     case "module":
       return { command: process.execPath, args: [...nodeFlags, ...importEntry(entry.specifier, entry.specifier), ...scriptArgs] };
     case "run-path":

@@ -1,5 +1,6 @@
 import type { Tensor } from "../tensor/tensor.js";
 import { Module } from "./module.js";
+import { checkArity } from "../util/options.js";
 
 function checkModule(m: unknown, where: string): Module {
   if (!(m instanceof Module)) throw new TypeError(`${where}: expected a Module, got ${m === null ? "null" : typeof m}`);
@@ -85,6 +86,7 @@ export class ModuleList<M extends Module = Module> extends IndexedModules {
 
   constructor(modules: Iterable<M> = []) {
     super();
+    checkArity("ModuleList", arguments, 1, "new nn.ModuleList([m0, m1, …])");
     this.extend(modules);
   }
 
@@ -108,6 +110,7 @@ export class ModuleDict<M extends Module = Module> extends Module {
 
   constructor(modules: Record<string, M> | Iterable<[string, M]> = {}) {
     super();
+    checkArity("ModuleDict", arguments, 1, "new nn.ModuleDict({ name: module, … })");
     const pairs = Symbol.iterator in Object(modules) ? (modules as Iterable<[string, M]>) : Object.entries(modules as Record<string, M>);
     for (const [k, m] of pairs) this.set(k, m);
   }

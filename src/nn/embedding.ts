@@ -5,6 +5,7 @@ import { noGrad } from "../autograd/grad_mode.js";
 import { empty } from "../ops/creation.js";
 import { embedding } from "../ops/embedding.js";
 import { normal_ } from "./init.js";
+import { checkArity, checkOptions } from "../util/options.js";
 import { Module } from "./module.js";
 import { Parameter } from "./parameter.js";
 
@@ -24,6 +25,8 @@ export class Embedding extends Module {
 
   constructor(numEmbeddings: number, embeddingDim: number, options: EmbeddingOptions = {}) {
     super();
+    checkArity("Embedding", arguments, 3, "new nn.Embedding(numEmbeddings, embeddingDim, { paddingIdx, dtype, generator })");
+    checkOptions("Embedding", options, ["paddingIdx", "dtype", "generator"]);
     if (!Number.isInteger(numEmbeddings) || numEmbeddings < 1 || !Number.isInteger(embeddingDim) || embeddingDim < 0) {
       throw new RangeError(`Embedding: expected a positive integer numEmbeddings and a non-negative embeddingDim, got ${numEmbeddings} and ${embeddingDim}`);
     }
@@ -51,6 +54,8 @@ export class Embedding extends Module {
 
   /** An Embedding holding a copy of `weights` [num, dim] (torch's from_pretrained; frozen by default). */
   static fromPretrained(weights: Tensor, options: { freeze?: boolean; paddingIdx?: number | null } = {}): Embedding {
+    checkArity("Embedding.fromPretrained", arguments, 2, "nn.Embedding.fromPretrained(weights, { freeze, paddingIdx })");
+    checkOptions("Embedding.fromPretrained", options, ["freeze", "paddingIdx"]);
     if (weights.ndim !== 2) throw new RangeError(`Embedding.fromPretrained: expected a 2-D [num, dim] tensor, got ${weights.describe()}`);
     const e = new Embedding(weights.shape[0], weights.shape[1], { paddingIdx: options.paddingIdx, dtype: weights.dtype });
     noGrad(() => e.weight.copy_(weights));

@@ -10,6 +10,8 @@ export { Module, type ForwardHook, type ForwardPreHook, type RemovableHandle, ty
 export { Parameter } from "./parameter.js";
 export { deepCopy } from "./copy.js";
 export { Sequential, ModuleList, ModuleDict } from "./containers.js";
+export { ParameterList, ParameterDict } from "./parameter_containers.js";
+export { Flatten, Unflatten } from "./flatten.js";
 export { Linear, Identity, type LinearOptions } from "./linear.js";
 export { Embedding, type EmbeddingOptions } from "./embedding.js";
 export { LayerNorm, type LayerNormOptions } from "./layer_norm.js";

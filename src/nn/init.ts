@@ -8,6 +8,7 @@ import { defaultGenerator, type Generator } from "../tensor/random.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { emptyTensor } from "../ops/util.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export type Nonlinearity = "linear" | "conv1d" | "conv2d" | "conv3d" | "sigmoid" | "tanh" | "relu" | "leaky_relu" | "selu";
 export type FanMode = "fan_in" | "fan_out";
@@ -130,13 +131,19 @@ export interface KaimingOptions {
   generator?: Generator;
 }
 
+const KAIMING_OPTIONS = ["a", "mode", "nonlinearity", "generator"];
+
 export function kaimingUniform_(t: Tensor, options: KaimingOptions = {}): Tensor {
+  checkArity("kaimingUniform_", arguments, 2, "kaimingUniform_(tensor, { a, mode, nonlinearity, generator })");
+  checkOptions("kaimingUniform_", options, KAIMING_OPTIONS);
   const gain = calculateGain(options.nonlinearity ?? "leaky_relu", options.a ?? 0);
   const bound = Math.sqrt(3) * (gain / Math.sqrt(fanOf(t, options.mode ?? "fan_in")));
   return uniform_(t, -bound, bound, options.generator);
 }
 
 export function kaimingNormal_(t: Tensor, options: KaimingOptions = {}): Tensor {
+  checkArity("kaimingNormal_", arguments, 2, "kaimingNormal_(tensor, { a, mode, nonlinearity, generator })");
+  checkOptions("kaimingNormal_", options, KAIMING_OPTIONS);
   const gain = calculateGain(options.nonlinearity ?? "leaky_relu", options.a ?? 0);
   return normal_(t, 0, gain / Math.sqrt(fanOf(t, options.mode ?? "fan_in")), options.generator);
 }

@@ -2,6 +2,7 @@ import type { DType } from "../tensor/dtype.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { ones, zeros } from "../ops/creation.js";
 import { layerNorm } from "../ops/norm.js";
+import { checkArity, checkOptions } from "../util/options.js";
 import { Module } from "./module.js";
 import { Parameter } from "./parameter.js";
 
@@ -22,6 +23,8 @@ export class LayerNorm extends Module {
 
   constructor(normalizedShape: number | readonly number[], options: LayerNormOptions = {}) {
     super();
+    checkArity("LayerNorm", arguments, 2, "new nn.LayerNorm(normalizedShape, { eps, elementwiseAffine, bias, dtype })");
+    checkOptions("LayerNorm", options, ["eps", "elementwiseAffine", "bias", "dtype"]);
     this.normalizedShape = typeof normalizedShape === "number" ? [normalizedShape] : [...normalizedShape];
     this.eps = options.eps ?? 1e-5;
     const affine = options.elementwiseAffine ?? true;

@@ -4,6 +4,7 @@ import type { Tensor } from "../tensor/tensor.js";
 import { empty } from "../ops/creation.js";
 import { linear } from "../ops/linear.js";
 import { calculateFanInAndFanOut, kaimingUniform_, uniform_ } from "./init.js";
+import { checkArity, checkOptions } from "../util/options.js";
 import { Module } from "./module.js";
 import { Parameter } from "./parameter.js";
 
@@ -23,6 +24,8 @@ export class Linear extends Module {
 
   constructor(inFeatures: number, outFeatures: number, options: LinearOptions = {}) {
     super();
+    checkArity("Linear", arguments, 3, "new nn.Linear(inFeatures, outFeatures, { bias, dtype, generator })");
+    checkOptions("Linear", options, ["bias", "dtype", "generator"]);
     for (const [name, v] of [["inFeatures", inFeatures], ["outFeatures", outFeatures]] as const) {
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`Linear: ${name} must be a non-negative integer, got ${v}`);
     }
@@ -58,6 +61,12 @@ export class Linear extends Module {
 
 /** Returns its input (torch.nn.Identity): a placeholder where a layer is optional. */
 export class Identity extends Module {
+  /** PyTorch's Identity ignores any arguments; so does this one, as ported code passes some. */
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  constructor(..._args: unknown[]) {
+    super();
+  }
+
   override forward(x: Tensor): Tensor {
     return x;
   }

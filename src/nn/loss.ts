@@ -1,5 +1,6 @@
 import type { Tensor } from "../tensor/tensor.js";
 import { crossEntropy, mseLoss, type Reduction } from "../ops/loss.js";
+import { checkArity, checkOptions } from "../util/options.js";
 import { Module } from "./module.js";
 
 export interface CrossEntropyLossOptions {
@@ -20,6 +21,8 @@ export class CrossEntropyLoss extends Module {
 
   constructor(options: CrossEntropyLossOptions = {}) {
     super();
+    checkArity("CrossEntropyLoss", arguments, 1, "new nn.CrossEntropyLoss({ weight, ignoreIndex, reduction, labelSmoothing })");
+    checkOptions("CrossEntropyLoss", options, ["weight", "ignoreIndex", "reduction", "labelSmoothing"]);
     this.ignoreIndex = options.ignoreIndex ?? -100;
     this.reduction = options.reduction ?? "mean";
     this.labelSmoothing = options.labelSmoothing ?? 0;
@@ -47,6 +50,8 @@ export class MSELoss extends Module {
 
   constructor(options: { reduction?: Reduction } = {}) {
     super();
+    checkArity("MSELoss", arguments, 1, "new nn.MSELoss({ reduction })");
+    checkOptions("MSELoss", options, ["reduction"]);
     this.reduction = options.reduction ?? "mean";
   }
 

@@ -5,6 +5,8 @@ import { to } from "../ops/creation.js";
 import { addHook, runWithHooks, type AnyArgs, type ForwardHook, type ForwardPreHook, type RemovableHandle } from "./hooks.js";
 import { Parameter, replaceData } from "./parameter.js";
 import { applyStateDict, type LoadResult, type StateDict } from "./state_dict.js";
+import { dtypeOfTo, type ToTarget } from "../tensor/device.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export type { StateDict, LoadResult } from "./state_dict.js";
 export type { ForwardHook, ForwardPreHook, RemovableHandle } from "./hooks.js";
@@ -215,8 +217,13 @@ export class Module {
     return this;
   }
 
-  /** Casts floating parameters and buffers to dtype, in place: the Parameter objects stay the same. */
-  to(dtype: DType): this {
+  /**
+   * Casts floating parameters and buffers to dtype, in place: the Parameter objects stay the same.
+   * Accepts what Tensor.to accepts ("cpu", { device, dtype }); a device other than the CPU is an error.
+   */
+  to(target: ToTarget, dtypeArg?: DType): this {
+    const dtype = dtypeOfTo(`${this.constructor.name}.to`, target, dtypeArg);
+    if (dtype === undefined) return this;
     noGrad(() => {
       for (const m of this.modules()) {
         for (const [, p] of m.localParameters()) castInPlace(p, dtype);
@@ -239,6 +246,8 @@ export class Module {
    * with the module's and are detached from autograd unless keepVars.
    */
   stateDict(options: { prefix?: string; keepVars?: boolean } = {}): StateDict {
+    checkArity(`${this.constructor.name}.stateDict`, arguments, 1, "module.stateDict({ prefix, keepVars })");
+    checkOptions(`${this.constructor.name}.stateDict`, options, ["prefix", "keepVars"]);
     const out: StateDict = {};
     for (const [prefix, m] of this.namedModules(options.prefix ?? "")) {
       const full = (name: string) => (prefix ? `${prefix}.${name}` : name);
@@ -253,7 +262,15 @@ export class Module {
    * before anything is copied, so on an error the module is left exactly as it was.
    * With strict (the default), missing and unexpected keys are errors; otherwise they are returned.
    */
-  loadStateDict(stateDict: StateDict, strict = true): LoadResult {
+  loadStateDict(stateDict: StateDict, strict: boolean | { strict?: boolean } = true): LoadResult {
+    const where = `${this.constructor.name}.loadStateDict`;
+    checkArity(where, arguments, 2, "module.loadStateDict(stateDict, { strict })");
+    // PyTorch's keyword `strict=False` ports as { strict: false }; an object must not read as a truthy `strict`.
+    if (typeof strict === "object" && strict !== null) {
+      checkOptions(where, strict, ["strict"]);
+      strict = strict.strict ?? true;
+    }
+    if (typeof strict !== "boolean") throw new TypeError(`${where}: strict must be a boolean or { strict }, got ${typeof strict}`);
     return applyStateDict(this, stateDict, strict);
   }
 

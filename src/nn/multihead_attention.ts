@@ -10,6 +10,7 @@ import { constant_, xavierUniform_ } from "./init.js";
 import { Linear } from "./linear.js";
 import { Module } from "./module.js";
 import { Parameter } from "./parameter.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export interface MultiheadAttentionOptions {
   /** Dropout on the attention weights while training. */
@@ -17,9 +18,15 @@ export interface MultiheadAttentionOptions {
   bias?: boolean;
   /** Inputs and outputs are [batch, seq, feature] instead of PyTorch's default [seq, batch, feature]. */
   batchFirst?: boolean;
+  /** Feature size of the key (default embedDim); when it or vdim differs, q, k and v get separate projection weights, as in PyTorch. */
+  kdim?: number;
+  /** Feature size of the value (default embedDim). */
+  vdim?: number;
   dtype?: DType;
   generator?: Generator;
 }
+
+const MHA_OPTIONS = ["dropout", "bias", "batchFirst", "kdim", "vdim", "dtype", "generator"];
 
 export interface MultiheadAttentionCallOptions extends AttentionMasks {
   /** Also return the attention weights (PyTorch's default); off saves their averaging. */
@@ -38,13 +45,21 @@ export class MultiheadAttention extends Module {
   readonly headDim: number;
   readonly dropout: number;
   readonly batchFirst: boolean;
-  in_proj_weight: Parameter;
+  readonly kdim: number;
+  readonly vdim: number;
+  /** The packed [3E, E] projection when kdim = vdim = embedDim; null otherwise (then q/k/v_proj_weight). */
+  in_proj_weight: Parameter | null;
+  q_proj_weight: Parameter | null;
+  k_proj_weight: Parameter | null;
+  v_proj_weight: Parameter | null;
   in_proj_bias: Parameter | null;
   out_proj: Linear;
   private readonly generator: Generator | undefined;
 
   constructor(embedDim: number, numHeads: number, options: MultiheadAttentionOptions = {}) {
     super();
+    checkArity("MultiheadAttention", arguments, 3, "new nn.MultiheadAttention(embedDim, numHeads, { dropout, bias, batchFirst, kdim, vdim })");
+    checkOptions("MultiheadAttention", options, MHA_OPTIONS);
     if (!Number.isInteger(embedDim) || !Number.isInteger(numHeads) || numHeads < 1 || embedDim % numHeads !== 0) {
       throw new RangeError(`MultiheadAttention: embedDim (${embedDim}) must be divisible by numHeads (${numHeads})`);
     }
@@ -56,7 +71,16 @@ export class MultiheadAttention extends Module {
     this.generator = options.generator;
     const dtype = options.dtype ?? "float32";
     const bias = options.bias ?? true;
-    this.in_proj_weight = new Parameter(empty([3 * embedDim, embedDim], { dtype }));
+    this.kdim = options.kdim ?? embedDim;
+    this.vdim = options.vdim ?? embedDim;
+    for (const [name, d] of [["kdim", this.kdim], ["vdim", this.vdim]] as const) {
+      if (!Number.isInteger(d) || d < 1) throw new RangeError(`MultiheadAttention: ${name} must be a positive integer, got ${d}`);
+    }
+    const packed = this.kdim === embedDim && this.vdim === embedDim;
+    this.in_proj_weight = packed ? new Parameter(empty([3 * embedDim, embedDim], { dtype })) : null;
+    this.q_proj_weight = packed ? null : new Parameter(empty([embedDim, embedDim], { dtype }));
+    this.k_proj_weight = packed ? null : new Parameter(empty([embedDim, this.kdim], { dtype }));
+    this.v_proj_weight = packed ? null : new Parameter(empty([embedDim, this.vdim], { dtype }));
     this.in_proj_bias = bias ? new Parameter(empty([3 * embedDim], { dtype })) : null;
     this.out_proj = new Linear(embedDim, embedDim, { bias, dtype, generator: options.generator });
     this.resetParameters();
@@ -64,7 +88,8 @@ export class MultiheadAttention extends Module {
 
   /** PyTorch's: xavier-uniform in_proj_weight, zero biases; out_proj.weight keeps Linear's init. */
   resetParameters(): void {
-    xavierUniform_(this.in_proj_weight, 1, this.generator);
+    if (this.in_proj_weight) xavierUniform_(this.in_proj_weight, 1, this.generator);
+    else for (const w of [this.q_proj_weight, this.k_proj_weight, this.v_proj_weight]) xavierUniform_(w!, 1, this.generator);
     if (this.in_proj_bias) constant_(this.in_proj_bias, 0);
     if (this.out_proj.bias) constant_(this.out_proj.bias, 0);
   }
@@ -74,11 +99,13 @@ export class MultiheadAttention extends Module {
    * averaging), or null when needWeights is false.
    */
   override forward(query: Tensor, key: Tensor, value: Tensor, options: MultiheadAttentionCallOptions = {}): [Tensor, Tensor | null] {
+    checkArity("MultiheadAttention.forward", arguments, 4, "mha.call(query, key, value, { keyPaddingMask, needWeights, attnMask, averageAttnWeights, isCausal })");
+    checkOptions("MultiheadAttention.forward", options, ["attnMask", "keyPaddingMask", "isCausal", "needWeights", "averageAttnWeights"]);
     const e = this.embedDim;
-    for (const [t, name] of [[query, "query"], [key, "key"], [value, "value"]] as const) {
-      if (t.ndim !== 3 || t.shape[2] !== e) {
-        const layout = this.batchFirst ? "[batch, seq, embed]" : "[seq, batch, embed]";
-        throw new RangeError(`MultiheadAttention: ${name} must be ${layout} with embed = ${e}, got ${formatShape(t.shape)}`);
+    for (const [t, name, d, dName] of [[query, "query", e, "embed"], [key, "key", this.kdim, "kdim"], [value, "value", this.vdim, "vdim"]] as const) {
+      if (t.ndim !== 3 || t.shape[2] !== d) {
+        const layout = this.batchFirst ? `[batch, seq, ${dName}]` : `[seq, batch, ${dName}]`;
+        throw new RangeError(`MultiheadAttention: ${name} must be ${layout} with ${dName} = ${d}, got ${formatShape(t.shape)}`);
       }
     }
     // Work batch-first internally: [N, L, E].
@@ -112,9 +139,10 @@ export class MultiheadAttention extends Module {
    */
   private project(q: Tensor, k: Tensor, v: Tensor): [Tensor, Tensor, Tensor] {
     const e = this.embedDim;
-    const w = this.in_proj_weight;
     const b = this.in_proj_bias;
-    const part = (x: Tensor, i: number) => linear(x, narrow(w, 0, i * e, e), b ? narrow(b, 0, i * e, e) : null);
+    const separate = [this.q_proj_weight, this.k_proj_weight, this.v_proj_weight];
+    const weight = (i: number) => (this.in_proj_weight ? narrow(this.in_proj_weight, 0, i * e, e) : separate[i]!);
+    const part = (x: Tensor, i: number) => linear(x, weight(i), b ? narrow(b, 0, i * e, e) : null);
     return [part(q, 0), part(k, 1), part(v, 2)];
   }
 

@@ -5,6 +5,7 @@ import { gelu, relu } from "../ops/elementwise.js";
 import { ModuleList } from "./containers.js";
 import { deepCopy } from "./copy.js";
 import { Module } from "./module.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 /** "relu", "gelu", a function of a tensor, or a Module (which is then registered as a submodule). */
 export type Activation = "relu" | "gelu" | ((x: Tensor) => Tensor) | Module;
@@ -20,6 +21,20 @@ export interface TransformerLayerOptions {
   bias?: boolean;
   dtype?: DType;
   generator?: Generator;
+}
+
+export const LAYER_OPTIONS = ["dimFeedforward", "dropout", "activation", "layerNormEps", "batchFirst", "normFirst", "bias", "dtype", "generator"];
+
+/** Checks a layer constructor's arguments: (dModel, nhead, options) with known option keys. */
+export function checkLayerArguments(where: string, args: IArguments, options: unknown): void {
+  checkArity(where, args, 3, `new nn.${where}(dModel, nhead, { dimFeedforward, dropout, activation, batchFirst, normFirst, … })`);
+  checkOptions(where, options, LAYER_OPTIONS);
+}
+
+/** Checks a stack's arguments: (layer, numLayers, { norm }). */
+export function checkStackArguments(where: string, args: IArguments, options: unknown): void {
+  checkArity(where, args, 3, `new nn.${where}(layer, numLayers, { norm })`);
+  checkOptions(where, options, ["norm"]);
 }
 
 /** The activation as PyTorch stores it: a plain function for a name, the module itself otherwise. */

@@ -6,7 +6,8 @@ import { LayerNorm } from "./layer_norm.js";
 import { Linear } from "./linear.js";
 import { Module } from "./module.js";
 import { MultiheadAttention } from "./multihead_attention.js";
-import { applyActivation, cloneLayers, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
+import { checkOptions } from "../util/options.js";
+import { applyActivation, checkLayerArguments, checkStackArguments, cloneLayers, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
 
 export interface DecoderCallOptions {
   /** Mask over target positions, [T, T] or [N·H, T, T] (typically causal). */
@@ -18,6 +19,8 @@ export interface DecoderCallOptions {
   /** Apply a causal mask to the target self-attention. */
   tgtIsCausal?: boolean;
 }
+
+export const DECODER_CALL_OPTIONS = ["tgtMask", "memoryMask", "tgtKeyPaddingMask", "memoryKeyPaddingMask", "tgtIsCausal"];
 
 /**
  * Self-attention, attention over the encoder's memory, then feed-forward, each with a residual
@@ -40,6 +43,7 @@ export class TransformerDecoderLayer extends Module {
 
   constructor(dModel: number, nhead: number, options: TransformerLayerOptions = {}) {
     super();
+    checkLayerArguments("TransformerDecoderLayer", arguments, options);
     const p = options.dropout ?? 0.1;
     const ff = options.dimFeedforward ?? 2048;
     const common = { bias: options.bias ?? true, dtype: options.dtype, generator: options.generator };
@@ -62,6 +66,7 @@ export class TransformerDecoderLayer extends Module {
   }
 
   override forward(tgt: Tensor, memory: Tensor, options: DecoderCallOptions = {}): Tensor {
+    checkOptions("TransformerDecoderLayer.forward", options, DECODER_CALL_OPTIONS);
     let x = tgt;
     if (this.normFirst) {
       x = add(x, this.selfAttentionBlock(this.norm1.call(x), options));
@@ -107,12 +112,14 @@ export class TransformerDecoder extends Module {
 
   constructor(decoderLayer: TransformerDecoderLayer, numLayers: number, options: { norm?: Module | null } = {}) {
     super();
+    checkStackArguments("TransformerDecoder", arguments, options);
     this.layers = cloneLayers(decoderLayer, numLayers, "TransformerDecoder");
     this.numLayers = numLayers;
     this.norm = options.norm ?? null;
   }
 
   override forward(tgt: Tensor, memory: Tensor, options: DecoderCallOptions = {}): Tensor {
+    checkOptions("TransformerDecoder.forward", options, DECODER_CALL_OPTIONS);
     let x = tgt;
     for (const layer of this.layers) x = layer.call(x, memory, options);
     return this.norm ? (this.norm.call(x) as Tensor) : x;

@@ -6,7 +6,8 @@ import { LayerNorm } from "./layer_norm.js";
 import { Linear } from "./linear.js";
 import { Module } from "./module.js";
 import { MultiheadAttention } from "./multihead_attention.js";
-import { applyActivation, cloneLayers, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
+import { checkOptions } from "../util/options.js";
+import { applyActivation, checkLayerArguments, checkStackArguments, cloneLayers, resolveActivation, type TransformerLayerOptions } from "./transformer_common.js";
 
 export interface EncoderCallOptions {
   /** The attention mask over source positions: [S, S] or [N·H, S, S], bool or additive float. */
@@ -35,6 +36,7 @@ export class TransformerEncoderLayer extends Module {
 
   constructor(dModel: number, nhead: number, options: TransformerLayerOptions = {}) {
     super();
+    checkLayerArguments("TransformerEncoderLayer", arguments, options);
     const p = options.dropout ?? 0.1;
     const ff = options.dimFeedforward ?? 2048;
     const common = { bias: options.bias ?? true, dtype: options.dtype, generator: options.generator };
@@ -52,6 +54,7 @@ export class TransformerEncoderLayer extends Module {
   }
 
   override forward(src: Tensor, options: EncoderCallOptions = {}): Tensor {
+    checkOptions("TransformerEncoderLayer.forward", options, ["srcMask", "srcKeyPaddingMask", "isCausal"]);
     let x = src;
     if (this.normFirst) {
       x = add(x, this.selfAttentionBlock(this.norm1.call(x), options));
@@ -86,13 +89,16 @@ export class TransformerEncoder extends Module {
 
   constructor(encoderLayer: TransformerEncoderLayer, numLayers: number, options: { norm?: Module | null } = {}) {
     super();
+    checkStackArguments("TransformerEncoder", arguments, options);
     this.layers = cloneLayers(encoderLayer, numLayers, "TransformerEncoder");
     this.numLayers = numLayers;
     this.norm = options.norm ?? null;
   }
 
   override forward(src: Tensor, options: EncoderCallOptions & { mask?: Tensor | null } = {}): Tensor {
-    const layerOptions: EncoderCallOptions = { ...options, srcMask: options.mask ?? options.srcMask };
+    checkOptions("TransformerEncoder.forward", options, ["mask", "srcMask", "srcKeyPaddingMask", "isCausal"]);
+    const { mask, ...rest } = options;
+    const layerOptions: EncoderCallOptions = { ...rest, srcMask: mask ?? options.srcMask };
     let x = src;
     for (const layer of this.layers) x = layer.call(x, layerOptions);
     return this.norm ? (this.norm.call(x) as Tensor) : x;

@@ -7,10 +7,14 @@ import { checkShape, formatShape, type Shape } from "../tensor/shape.js";
 import { allocate, storageFrom } from "../tensor/storage.js";
 import { Tensor, denseData, type NestedArray } from "../tensor/tensor.js";
 import { contiguousData, emptyTensor, viewOf } from "./util.js";
+import { checkDevice, dtypeOfTo, type Device, type ToTarget } from "../tensor/device.js";
+import { checkOptions } from "../util/options.js";
 
 export interface TensorOptions {
   dtype?: DType;
   requiresGrad?: boolean;
+  /** "cpu" (the only device; accepted for ported code, anything else is an error). */
+  device?: Device;
 }
 
 export interface RandomOptions extends TensorOptions {
@@ -23,12 +27,23 @@ function shapeOf(shape: ShapeArg, op: string): number[] {
   return checkShape(typeof shape === "number" ? [shape] : shape, op);
 }
 
+const TENSOR_KEYS = ["dtype", "requiresGrad", "device"];
+const RANDOM_KEYS = [...TENSOR_KEYS, "generator"];
+
+/** Checks a creation function's options before anything is allocated (a ported `{ requires_grad: true }` must not be dropped). */
+function checkCreation(op: string, opts: unknown, known = TENSOR_KEYS): void {
+  checkOptions(op, opts, op === "tensor" ? [...known, "shape"] : known);
+  const device = (opts as { device?: unknown } | undefined)?.device;
+  if (device !== undefined) checkDevice(op, device);
+}
+
 function finish(t: Tensor, opts: TensorOptions | undefined): Tensor {
   if (opts?.requiresGrad) t.requiresGrad = true;
   return t;
 }
 
 function filled(shape: ShapeArg, value: number, opts: TensorOptions | undefined, op: string): Tensor {
+  checkCreation(op, opts);
   const dtype = opts?.dtype ? assertDType(opts.dtype, op) : "float32";
   const s = shapeOf(shape, op);
   const t = new Tensor(allocate(dtype, s.reduce((a, b) => a * b, 1), value === 0), s);
@@ -48,6 +63,7 @@ const TYPED_DTYPES: [new (...a: never[]) => TypedArray, DType][] = [
  * booleans become bool; a Float64Array/Int32Array keeps its own dtype.
  */
 export function tensor(values: NestedArray | boolean | readonly boolean[] | TypedArray, opts: TensorOptions & { shape?: readonly number[] } = {}): Tensor {
+  checkCreation("tensor", opts);
   if (ArrayBuffer.isView(values)) {
     const typed = values as TypedArray;
     const inferred = TYPED_DTYPES.find(([C]) => typed instanceof C)?.[1] ?? "float32";
@@ -92,12 +108,14 @@ export const full = (shape: ShapeArg, value: number, opts?: TensorOptions) => fi
 
 /** Uninitialised memory (torch.empty): the contents are whatever the pool held. */
 export function empty(shape: ShapeArg, opts?: TensorOptions): Tensor {
+  checkCreation("empty", opts);
   const dtype = opts?.dtype ? assertDType(opts.dtype, "empty") : "float32";
   return finish(emptyTensor(dtype, shapeOf(shape, "empty")), opts);
 }
 
 /** torch.arange: int32 when start, end and step are all integers, else float32. */
 export function arange(start: number, end?: number, step = 1, opts: TensorOptions = {}): Tensor {
+  checkCreation("arange", opts);
   if (end === undefined) [start, end] = [0, start];
   if (step === 0 || !Number.isFinite(step)) throw new RangeError(`arange: step must be a finite non-zero number, got ${step}`);
   if (!Number.isFinite(start) || !Number.isFinite(end)) throw new RangeError(`arange: start and end must be finite, got ${start} and ${end}`);
@@ -114,6 +132,7 @@ export function arange(start: number, end?: number, step = 1, opts: TensorOption
 }
 
 export function randn(shape: ShapeArg, opts: RandomOptions = {}): Tensor {
+  checkCreation("randn", opts, RANDOM_KEYS);
   const g = opts.generator ?? defaultGenerator;
   const t = emptyTensor(floatDType(opts, "randn"), shapeOf(shape, "randn"));
   const d = t.storage.data;
@@ -122,6 +141,7 @@ export function randn(shape: ShapeArg, opts: RandomOptions = {}): Tensor {
 }
 
 export function rand(shape: ShapeArg, opts: RandomOptions = {}): Tensor {
+  checkCreation("rand", opts, RANDOM_KEYS);
   const g = opts.generator ?? defaultGenerator;
   const t = emptyTensor(floatDType(opts, "rand"), shapeOf(shape, "rand"));
   const d = t.storage.data;
@@ -131,6 +151,7 @@ export function rand(shape: ShapeArg, opts: RandomOptions = {}): Tensor {
 
 /** Integers uniform in [low, high), int32 unless dtype says otherwise. */
 export function randint(low: number, high: number, shape: ShapeArg, opts: RandomOptions = {}): Tensor {
+  checkCreation("randint", opts, RANDOM_KEYS);
   if (!Number.isInteger(low) || !Number.isInteger(high) || high <= low) {
     throw new RangeError(`randint: expected integers low < high, got low=${low}, high=${high}`);
   }
@@ -164,10 +185,14 @@ export function clone(t: Tensor): Tensor {
   return record(out, "CloneBackward", [t], (g) => [g]);
 }
 
-/** Converts to another dtype (a copy; the same tensor when the dtype already matches). */
-export function to(t: Tensor, dtype: DType): Tensor {
-  assertDType(dtype, "to");
-  if (dtype === t.dtype) return t;
+/**
+ * Converts to another dtype (a copy; the same tensor when the dtype already matches). Takes
+ * PyTorch's forms too: `to("cpu")`, `to("cpu", "float64")`, `to({ device, dtype })`; a device
+ * other than the CPU is an error (see tensor/device.ts).
+ */
+export function to(t: Tensor, target: ToTarget, dtypeArg?: DType): Tensor {
+  const dtype = dtypeOfTo("Tensor.to", target, dtypeArg);
+  if (dtype === undefined || dtype === t.dtype) return t;
   const out = contiguousData(t, dtype);
   const floats = (d: DType) => d === "float32" || d === "float64" || d === "bfloat16";
   if (!floats(dtype) || !floats(t.dtype)) return out;

@@ -3,6 +3,7 @@ import type { Tensor } from "../tensor/tensor.js";
 import { rand, to, zeros } from "./creation.js";
 import { lt, mul } from "./elementwise.js";
 import { assertFloating, assertTensor } from "./util.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export interface DropoutOptions {
   /** Off (the default is on) makes dropout the identity, as in evaluation mode. */
@@ -16,6 +17,8 @@ export interface DropoutOptions {
  * autograd gets from the multiplication.
  */
 export function dropout(x: Tensor, p = 0.5, options: DropoutOptions = {}): Tensor {
+  checkArity("dropout", arguments, 3, "dropout(x, p, { training, generator })");
+  checkOptions("dropout", options, ["training", "generator"]);
   assertTensor(x, "dropout");
   if (!(p >= 0 && p <= 1)) throw new RangeError(`dropout: the probability p must be in [0, 1], got ${p}`);
   if (options.training === false || p === 0) return x;

@@ -6,6 +6,7 @@ import { zeros } from "./creation.js";
 import { checkedIndex, indexAddInto, indexSelect } from "./indexing.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export interface EmbeddingOptions {
   /** Rows looked up at this index get no gradient (negative counts from the end), as in PyTorch. */
@@ -17,6 +18,8 @@ export interface EmbeddingOptions {
  * giving [...indices.shape, dim]. Repeated indices accumulate their gradients.
  */
 export function embedding(indices: Tensor, weight: Tensor, options: EmbeddingOptions = {}): Tensor {
+  checkArity("embedding", arguments, 3, "embedding(indices, weight, { paddingIdx })");
+  checkOptions("embedding", options, ["paddingIdx"]);
   assertTensor(indices, "embedding", "indices");
   assertTensor(weight, "embedding", "weight");
   if (weight.ndim !== 2) throw new RangeError(`embedding: the weight must be 2-D [numEmbeddings, embeddingDim], got ${formatShape(weight.shape)}`);

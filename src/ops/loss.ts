@@ -8,6 +8,7 @@ import { mean, sum } from "./reduction.js";
 import { logSoftmax } from "./softmax.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData } from "./util.js";
 import { reshape, squeeze, unsqueeze } from "./view.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export type Reduction = "mean" | "sum" | "none";
 
@@ -34,6 +35,8 @@ function checkReduction(reduction: string, op: string): Reduction {
  * Composed of logSoftmax, gather and arithmetic, so autograd supplies the gradient.
  */
 export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntropyOptions = {}): Tensor {
+  checkArity("crossEntropy", arguments, 3, "crossEntropy(input, target, { weight, ignoreIndex, reduction, labelSmoothing })");
+  checkOptions("crossEntropy", options, ["weight", "ignoreIndex", "reduction", "labelSmoothing"]);
   assertTensor(input, "crossEntropy");
   assertTensor(target, "crossEntropy", "target");
   assertFloating(input, "crossEntropy");
@@ -54,7 +57,15 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
   const classWeight = weight ? reshape(weight, input.shape.map((s, i) => (i === classDim ? s : 1))) : null;
   const logp = logSoftmax(input, classDim);
 
-  if (target.dtype === "float32" || target.dtype === "float64") {
+  if (target.dtype === "float32" || target.dtype === "float64" || target.dtype === "bfloat16") {
+    const indexShape = input.shape.filter((_, i) => i !== classDim);
+    if (!shapesEqual(target.shape, input.shape) && shapesEqual(target.shape, indexShape)) {
+      // tensor([3, 1, 4]) is float32 here (JavaScript numbers carry no int/float distinction), so this is the porter's usual slip.
+      throw new TypeError(
+        `crossEntropy: the target has the shape of class indices ${formatShape(target.shape)} but dtype ${target.dtype}; index targets must be int32: ` +
+          `make them with tensor(labels, { dtype: "int32" }) or convert with target.int() (float targets are class probabilities of the input's shape ${formatShape(input.shape)})`,
+      );
+    }
     if (options.ignoreIndex !== undefined && options.ignoreIndex !== -100) {
       throw new TypeError(`crossEntropy: ignoreIndex (${options.ignoreIndex}) is not supported with class-probability (float) targets`);
     }
@@ -106,6 +117,8 @@ function checkTargets(target: Tensor, classes: number, ignoreIndex: number): voi
 
 /** torch.nn.functional.mse_loss: (input − target)², reduced by mean (default), sum, or none. */
 export function mseLoss(input: Tensor, target: Tensor, options: { reduction?: Reduction } = {}): Tensor {
+  checkArity("mseLoss", arguments, 3, "mseLoss(input, target, { reduction })");
+  checkOptions("mseLoss", options, ["reduction"]);
   assertTensor(input, "mseLoss");
   assertTensor(target, "mseLoss", "target");
   assertFloating(input, "mseLoss");

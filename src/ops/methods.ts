@@ -11,6 +11,7 @@ import { matmul } from "./matmul.js";
 import { data, item, toArray, toString } from "./readback.js";
 import { mean, sum, type Dims } from "./reduction.js";
 import * as v from "./view.js";
+import type { ToTarget } from "../tensor/device.js";
 
 type Sizes = (number | readonly number[])[];
 
@@ -75,7 +76,7 @@ declare module "../tensor/tensor.js" {
     select(dim: number, index: number): Tensor;
     indexSelect(dim: number, index: Tensor | Int32Array | readonly number[]): Tensor;
     clone(): Tensor;
-    to(dtype: DType): Tensor;
+    to(target: ToTarget, dtype?: DType): Tensor;
     float(): Tensor;
     double(): Tensor;
     int(): Tensor;

@@ -3,6 +3,8 @@ import { zerosLike } from "../ops/creation.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { bumpVersion, flatData, gradData } from "./flat.js";
 import { Optimizer, type ParamGroup, type Params } from "./optimizer.js";
+import { checkArity, checkOptions } from "../util/options.js";
+import { withoutImplementationFlags } from "./rmsprop.js";
 
 export interface AdamOptions {
   lr: number;
@@ -13,13 +15,18 @@ export interface AdamOptions {
   maximize: boolean;
 }
 
+const ADAM_OPTIONS = ["lr", "betas", "eps", "weightDecay", "amsgrad", "maximize", "foreach", "capturable", "differentiable", "fused"];
+
 /**
  * Adam (torch.optim.Adam): L2 weight decay added to the gradient. Each parameter is updated by
  * one fused backend kernel (moments, bias correction and the update in a single pass).
  */
 export class Adam extends Optimizer<AdamOptions> {
   constructor(params: Params<AdamOptions>, options: Partial<AdamOptions> = {}) {
-    super(params, { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, amsgrad: false, maximize: false, ...options });
+    const name = new.target === Adam ? "Adam" : new.target.name;
+    checkArity(name, arguments, 2, `new optim.${name}(params, { lr, betas, eps, weightDecay, amsgrad, maximize })`);
+    checkOptions(name, options, ADAM_OPTIONS);
+    super(params, { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: 0, amsgrad: false, maximize: false, ...withoutImplementationFlags(options) });
   }
 
   /** AdamW decays the parameter directly instead of through the gradient. */
@@ -83,6 +90,8 @@ export class Adam extends Optimizer<AdamOptions> {
  */
 export class AdamW extends Adam {
   constructor(params: Params<AdamOptions>, options: Partial<AdamOptions> = {}) {
+    checkArity("AdamW", arguments, 2, "new optim.AdamW(params, { lr, betas, eps, weightDecay, amsgrad, maximize })");
+    checkOptions("AdamW", options, ADAM_OPTIONS);
     super(params, { weightDecay: 1e-2, ...options });
   }
 

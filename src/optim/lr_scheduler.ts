@@ -17,6 +17,8 @@ export abstract class LRScheduler {
   lastEpoch: number;
   baseLrs: number[];
   protected stepCount = 0;
+  /** True during the step the constructor takes (PyTorch's _is_initial): some schedules keep the lr there. */
+  protected isInitial = false;
   private lastLr: number[] = [];
 
   constructor(optimizer: AnyOptimizer, lastEpoch = -1) {
@@ -37,17 +39,53 @@ export abstract class LRScheduler {
   /** The learning rates for the current lastEpoch (PyTorch's get_lr). */
   protected abstract getLr(): number[];
 
-  protected initialStep(): void {
-    this.stepCount = 0;
-    this.step();
+  /**
+   * The learning rates at lastEpoch from base_lrs alone (PyTorch's _get_closed_form_lr), for
+   * schedules that have one; SequentialLR uses it to restart a schedule at a milestone.
+   */
+  protected closedFormLr(): number[] | null {
+    return null;
   }
 
-  step(): void {
+  protected initialStep(): void {
+    this.stepCount = 0;
+    this.isInitial = true;
+    try {
+      this.step();
+    } finally {
+      this.isInitial = false;
+    }
+  }
+
+  step(...args: unknown[]): void {
+    if (args.length > 0) {
+      throw new TypeError(`${this.constructor.name}.step: takes no arguments (PyTorch's step(epoch) is deprecated; ReduceLROnPlateau.step(metric) is the one that takes a value)`);
+    }
     this.stepCount++;
-    this.lastEpoch++;
-    const lrs = this.getLr();
+    this.updateLr();
+  }
+
+  /** Advances one epoch, or jumps to `epoch` using the closed form where there is one (PyTorch's _update_lr). */
+  updateLr(epoch?: number): void {
+    let lrs: number[];
+    if (epoch === undefined) {
+      this.lastEpoch++;
+      lrs = this.getLr();
+    } else {
+      this.lastEpoch = epoch;
+      lrs = this.closedFormLr() ?? this.getLr();
+    }
     this.optimizer.paramGroups.forEach((g, i) => (g.lr = lrs[i]));
     this.lastLr = this.optimizer.paramGroups.map((g) => g.lr);
+  }
+
+  /** Takes the constructor's initial step again (SequentialLR starts a chained scheduler with it, as PyTorch's _initial_step). */
+  restart(): void {
+    this.initialStep();
+  }
+
+  protected setLastLr(lrs: readonly number[]): void {
+    this.lastLr = [...lrs];
   }
 
   /** The learning rates the last step() set, one per group. */

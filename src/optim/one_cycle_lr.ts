@@ -1,3 +1,4 @@
+import { checkArity, checkOptions } from "../util/options.js";
 import { LRScheduler, type AnyOptimizer } from "./lr_scheduler.js";
 
 export interface OneCycleLROptions {
@@ -19,6 +20,8 @@ export interface OneCycleLROptions {
   threePhase?: boolean;
   lastEpoch?: number;
 }
+
+const ONE_CYCLE_OPTIONS = ["totalSteps", "epochs", "stepsPerEpoch", "pctStart", "annealStrategy", "cycleMomentum", "baseMomentum", "maxMomentum", "divFactor", "finalDivFactor", "threePhase", "lastEpoch"];
 
 interface Phase {
   endStep: number;
@@ -43,6 +46,8 @@ export class OneCycleLR extends LRScheduler {
   private readonly phases: Phase[];
 
   constructor(optimizer: AnyOptimizer, maxLr: number | number[], options: OneCycleLROptions = {}) {
+    checkArity("OneCycleLR", arguments, 3, "new optim.OneCycleLR(optimizer, maxLr, { totalSteps, epochs, stepsPerEpoch, pctStart, … })");
+    checkOptions("OneCycleLR", options, ONE_CYCLE_OPTIONS);
     const lastEpoch = options.lastEpoch ?? -1;
     const groups = optimizer.paramGroups as Group[];
     const perGroup = (name: string, v: number | number[]): number[] => {

@@ -2,6 +2,7 @@ import { enableGrad, noGrad } from "../autograd/grad_mode.js";
 import { clone, to } from "../ops/creation.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
 import { Tensor } from "../tensor/tensor.js";
+import { checkOptions } from "../util/options.js";
 
 /** A group of parameters sharing hyperparameters; `O` holds the optimizer's options (lr, …). */
 export type ParamGroup<O> = O & { params: Tensor[] } & Record<string, unknown>;
@@ -19,6 +20,9 @@ export interface OptimizerStateDict {
   state: Record<number, ParamState>;
   param_groups: Record<string, unknown>[];
 }
+
+/** PyTorch's switches between implementations of the same update; accepted in a group and without effect here. */
+const IMPLEMENTATION_FLAGS = ["foreach", "fused", "capturable", "differentiable"];
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camel = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -47,6 +51,8 @@ export abstract class Optimizer<O extends { lr: number }> {
   /** Adds a group; options it leaves out take the optimizer's defaults. A parameter may be in one group only. */
   addParamGroup(group: ParamGroupInput<O>): void {
     if (!group || typeof group !== "object" || !("params" in group)) throw new TypeError(`${this.name}.addParamGroup: expected { params, ...options }`);
+    // A group's keys are the optimizer's options (a typo would otherwise silently take the default).
+    checkOptions(`${this.name} parameter group`, group, ["params", "initialLr", ...Object.keys(this.defaults), ...IMPLEMENTATION_FLAGS]);
     const params = group.params instanceof Tensor ? [group.params] : [...group.params];
     params.forEach((p, i) => {
       if (!(p instanceof Tensor)) throw new TypeError(`${this.name}: parameter ${i} of a group is not a Tensor`);

@@ -1,3 +1,4 @@
+import { checkArity, checkOptions } from "../util/options.js";
 import { LRScheduler, pyMod, type AnyOptimizer } from "./lr_scheduler.js";
 
 /** Multiplies the learning rate by gamma every stepSize steps (torch.optim.lr_scheduler.StepLR). */
@@ -6,6 +7,8 @@ export class StepLR extends LRScheduler {
   readonly gamma: number;
 
   constructor(optimizer: AnyOptimizer, stepSize: number, options: { gamma?: number; lastEpoch?: number } = {}) {
+    checkArity("StepLR", arguments, 3, "new optim.StepLR(optimizer, stepSize, { gamma, lastEpoch })");
+    checkOptions("StepLR", options, ["gamma", "lastEpoch"]);
     super(optimizer, options.lastEpoch ?? -1);
     if (!Number.isInteger(stepSize) || stepSize < 1) throw new RangeError(`StepLR: stepSize must be a positive integer, got ${stepSize}`);
     this.stepSize = stepSize;
@@ -17,6 +20,10 @@ export class StepLR extends LRScheduler {
     const groups = this.optimizer.paramGroups;
     if (this.lastEpoch === 0 || this.lastEpoch % this.stepSize !== 0) return groups.map((g) => g.lr);
     return groups.map((g) => g.lr * this.gamma);
+  }
+
+  protected override closedFormLr(): number[] {
+    return this.baseLrs.map((b) => b * this.gamma ** Math.floor(this.lastEpoch / this.stepSize));
   }
 
   protected override extraState(): Record<string, unknown> {
@@ -31,6 +38,8 @@ export class LambdaLR extends LRScheduler {
   readonly lrLambdas: LrLambda[];
 
   constructor(optimizer: AnyOptimizer, lrLambda: LrLambda | LrLambda[], options: { lastEpoch?: number } = {}) {
+    checkArity("LambdaLR", arguments, 3, "new optim.LambdaLR(optimizer, lrLambda, { lastEpoch })");
+    checkOptions("LambdaLR", options, ["lastEpoch"]);
     super(optimizer, options.lastEpoch ?? -1);
     const n = optimizer.paramGroups.length;
     if (Array.isArray(lrLambda) && lrLambda.length !== n) throw new RangeError(`LambdaLR: expected ${n} lambdas (one per param group), got ${lrLambda.length}`);
@@ -56,6 +65,8 @@ export class CosineAnnealingLR extends LRScheduler {
   readonly etaMin: number;
 
   constructor(optimizer: AnyOptimizer, tMax: number, options: { etaMin?: number; lastEpoch?: number } = {}) {
+    checkArity("CosineAnnealingLR", arguments, 3, "new optim.CosineAnnealingLR(optimizer, tMax, { etaMin, lastEpoch })");
+    checkOptions("CosineAnnealingLR", options, ["etaMin", "lastEpoch"]);
     super(optimizer, options.lastEpoch ?? -1);
     if (!(tMax > 0)) throw new RangeError(`CosineAnnealingLR: tMax must be positive, got ${tMax}`);
     this.tMax = tMax;
@@ -70,6 +81,10 @@ export class CosineAnnealingLR extends LRScheduler {
     if (this.stepCount === 1 && e > 0) return this.baseLrs.map((b) => etaMin + ((b - etaMin) * (1 + Math.cos((e * Math.PI) / T))) / 2);
     if (pyMod(e - 1 - T, 2 * T) === 0) return groups.map((g, i) => g.lr + ((this.baseLrs[i] - etaMin) * (1 - Math.cos(Math.PI / T))) / 2);
     return groups.map((g) => ((1 + Math.cos((Math.PI * e) / T)) / (1 + Math.cos((Math.PI * (e - 1)) / T))) * (g.lr - etaMin) + etaMin);
+  }
+
+  protected override closedFormLr(): number[] {
+    return this.baseLrs.map((b) => this.etaMin + ((b - this.etaMin) * (1 + Math.cos((Math.PI * this.lastEpoch) / this.tMax))) / 2);
   }
 
   protected override extraState(): Record<string, unknown> {

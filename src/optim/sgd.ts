@@ -3,6 +3,8 @@ import { zerosLike } from "../ops/creation.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { bumpVersion, flatData, gradData } from "./flat.js";
 import { Optimizer, type ParamGroup, type Params } from "./optimizer.js";
+import { checkArity, checkOptions } from "../util/options.js";
+import { withoutImplementationFlags } from "./rmsprop.js";
 
 export interface SGDOptions {
   lr: number;
@@ -19,8 +21,10 @@ export interface SGDOptions {
  */
 export class SGD extends Optimizer<SGDOptions> {
   constructor(params: Params<SGDOptions>, options: Partial<SGDOptions> & { lr: number }) {
+    checkArity("SGD", arguments, 2, "new optim.SGD(params, { lr, momentum, dampening, weightDecay, nesterov, maximize })");
+    checkOptions("SGD", options, ["lr", "momentum", "dampening", "weightDecay", "nesterov", "maximize", "foreach", "differentiable", "fused"]);
     if (options?.lr === undefined) throw new TypeError("SGD: a learning rate is required, e.g. new SGD(model.parameters(), { lr: 0.1 })");
-    super(params, { momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, maximize: false, ...options });
+    super(params, { momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, maximize: false, ...withoutImplementationFlags(options) });
   }
 
   protected validate(g: ParamGroup<SGDOptions>): void {

@@ -1,3 +1,4 @@
+import { checkArity, checkOptions } from "../util/options.js";
 import { LambdaLR } from "./schedulers.js";
 import type { AnyOptimizer } from "./lr_scheduler.js";
 
@@ -12,6 +13,8 @@ export function getCosineScheduleWithWarmup(
   trainingSteps: number,
   options: { numCycles?: number; lastEpoch?: number } = {},
 ): LambdaLR {
+  checkArity("getCosineScheduleWithWarmup", arguments, 4, "getCosineScheduleWithWarmup(optimizer, warmupSteps, trainingSteps, { numCycles, lastEpoch })");
+  checkOptions("getCosineScheduleWithWarmup", options, ["numCycles", "lastEpoch"]);
   checkSteps("getCosineScheduleWithWarmup", warmupSteps, trainingSteps);
   const cycles = options.numCycles ?? 0.5;
   return new LambdaLR(
@@ -27,6 +30,8 @@ export function getCosineScheduleWithWarmup(
 
 /** Linear warmup to the initial lr, then a linear decay to 0 at trainingSteps (get_linear_schedule_with_warmup). */
 export function getLinearScheduleWithWarmup(optimizer: AnyOptimizer, warmupSteps: number, trainingSteps: number, options: { lastEpoch?: number } = {}): LambdaLR {
+  checkArity("getLinearScheduleWithWarmup", arguments, 4, "getLinearScheduleWithWarmup(optimizer, warmupSteps, trainingSteps, { lastEpoch })");
+  checkOptions("getLinearScheduleWithWarmup", options, ["lastEpoch"]);
   checkSteps("getLinearScheduleWithWarmup", warmupSteps, trainingSteps);
   return new LambdaLR(
     optimizer,

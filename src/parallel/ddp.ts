@@ -7,6 +7,7 @@ import type { ProcessGroup } from "../distributed/process_group.js";
 import { commFor } from "./process_group_comm.js";
 import { overlapPays } from "./overlap_policy.js";
 import { Reducer, type CommHook, type LaunchRecord } from "./reducer.js";
+import { checkArity, checkOptions } from "../util/options.js";
 
 export interface DistributedDataParallelOptions {
   /** Bucket size cap in MiB (the first bucket is capped at 1 MiB). Default 25. */
@@ -33,6 +34,8 @@ export interface DistributedDataParallelOptions {
   comm?: DdpComm;
 }
 
+const DDP_OPTIONS = ["bucketCapMb", "broadcastBuffers", "findUnusedParameters", "gradientAsBucketView", "staticGraph", "overlapReduction", "processGroup", "comm"];
+
 /**
  * Data parallelism across processes (torch.nn.parallel.DistributedDataParallel). Each rank holds a
  * replica of `module`; construction copies rank 0's parameters and buffers to every rank, and
@@ -50,6 +53,8 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
 
   constructor(module: M, options: DistributedDataParallelOptions = {}) {
     super();
+    checkArity("DistributedDataParallel", arguments, 2, "new DDP(module, { bucketCapMb, broadcastBuffers, findUnusedParameters, … })");
+    checkOptions("DistributedDataParallel", options, DDP_OPTIONS);
     if (!(module instanceof Module)) throw new TypeError("DistributedDataParallel: expected an nn.Module to wrap");
     this.module = module;
     this.comm = options.comm ?? commFor(options.processGroup);
@@ -112,6 +117,8 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
    * by the full world size, as PyTorch does; otherwise by the number of ranks still training.
    */
   async join<T>(fn: () => T | Promise<T>, options: { divideByInitialWorldSize?: boolean; enable?: boolean } = {}): Promise<T> {
+    checkArity("DistributedDataParallel.join", arguments, 2, "await ddp.join(() => …, { divideByInitialWorldSize, enable })");
+    checkOptions("DistributedDataParallel.join", options, ["divideByInitialWorldSize", "enable"]);
     if (options.enable === false) return fn();
     if (this.joinState) throw new Error("DistributedDataParallel.join: already inside join()");
     this.joinState = new JoinState(this.comm, options.divideByInitialWorldSize ?? true);

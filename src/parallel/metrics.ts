@@ -3,6 +3,7 @@ import type { ProcessGroup } from "../distributed/process_group.js";
 import { getRank, getWorldSize, isInitialized } from "../distributed/init.js";
 import { tensor } from "../ops/creation.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { checkArity } from "../util/options.js";
 
 const groupOpts = (group?: ProcessGroup) => (group ? { group } : {});
 const distributed = (group?: ProcessGroup) => (group ? group.worldSize > 1 : isInitialized() && getWorldSize() > 1);
@@ -37,13 +38,19 @@ export function globalAccuracy(correct: number, total: number, group?: ProcessGr
 
 /**
  * Runs fn on rank 0 first and on the other ranks after it finished (the "download and preprocess
- * once" pattern): the others wait at a barrier, so they find rank 0's files in place.
+ * once" pattern), with two barriers as PyTorch's main_process_first contexts have: the first lets
+ * the others start once rank 0's files are in place, the second returns on every rank (rank 0
+ * included) only when every rank has finished fn, so no rank moves on, or deletes a shared file,
+ * while another still reads it.
  */
 export async function rank0First<T>(fn: () => T | Promise<T>, group?: ProcessGroup): Promise<T> {
+  checkArity("rank0First", arguments, 2, "await parallel.rank0First(() => …, group)");
   if (!distributed(group)) return fn();
   const rank = group ? group.rank : getRank();
-  if (rank !== 0) barrier(groupOpts(group));
-  const result = await fn();
-  if (rank === 0) barrier(groupOpts(group));
-  return result;
+  let result: T | undefined;
+  if (rank === 0) result = await fn();
+  barrier(groupOpts(group));
+  if (rank !== 0) result = await fn();
+  barrier(groupOpts(group));
+  return result as T;
 }

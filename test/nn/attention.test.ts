@@ -9,7 +9,7 @@ import { hashTensor } from "./det.js";
 
 function mha(): nn.MultiheadAttention {
   const m = new nn.MultiheadAttention(8, 2, { batchFirst: true });
-  noGrad(() => m.in_proj_weight.copy_(hashTensor([24, 8], 1, 0.3)));
+  noGrad(() => m.in_proj_weight!.copy_(hashTensor([24, 8], 1, 0.3)));
   return m;
 }
 

@@ -241,7 +241,7 @@ describe("default initialisations match PyTorch's distributions", () => {
   const ours: Record<string, Tensor> = {
     "Linear(300,200).weight": lin.weight,
     "Linear(300,200).bias": lin.bias!,
-    "MultiheadAttention(64,4).in_proj_weight": mha.in_proj_weight,
+    "MultiheadAttention(64,4).in_proj_weight": mha.in_proj_weight!,
     "MultiheadAttention(64,4).in_proj_bias": mha.in_proj_bias!,
     "MultiheadAttention(64,4).out_proj.weight": mha.out_proj.weight,
     "MultiheadAttention(64,4).out_proj.bias": mha.out_proj.bias!,

@@ -3,12 +3,15 @@ import { noGrad } from "../../autograd/grad_mode.js";
 import { scalarTensor } from "../../ops/elementwise.js";
 import { contiguousData } from "../../ops/util.js";
 import type { Tensor } from "../../tensor/tensor.js";
+import { checkArity, checkOptions } from "../../util/options.js";
 
 export interface ClipGradNormOptions {
   /** The p of the p-norm (2 by default; Infinity for the largest absolute value). */
   normType?: number;
   /** Throw when the total norm is NaN or infinite instead of scaling gradients by it. */
   errorIfNonfinite?: boolean;
+  /** Accepted for ported code; the gradients are always processed per tensor in native passes. */
+  foreach?: boolean | null;
 }
 
 function gradsOf(parameters: Iterable<Tensor> | Tensor): Tensor[] {
@@ -36,6 +39,8 @@ function partialNorm(g: Tensor, p: number): number {
  * float32 tensor as in PyTorch. The per-gradient sums of squares run in one native pass each.
  */
 export function clipGradNorm(parameters: Iterable<Tensor> | Tensor, maxNorm: number, options: ClipGradNormOptions = {}): Tensor {
+  checkArity("clipGradNorm", arguments, 3, "clipGradNorm(parameters, maxNorm, { normType, errorIfNonfinite })");
+  checkOptions("clipGradNorm", options, ["normType", "errorIfNonfinite", "foreach"]);
   const p = options.normType ?? 2;
   if (!(p > 0)) throw new RangeError(`clipGradNorm: normType must be positive (or Infinity), got ${p}`);
   if (!(maxNorm >= 0)) throw new RangeError(`clipGradNorm: maxNorm must be a non-negative number, got ${maxNorm}`);

@@ -36,10 +36,17 @@ const seen = await parallel.rank0First(() => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(`${dir}/prepared`, "ok");
   }
-  return existsSync(`${dir}/prepared`);
+  const ok = existsSync(`${dir}/prepared`);
+  // The others finish late: rank 0 must still not return before their files exist (the second barrier).
+  if (rank !== 0) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+    writeFileSync(`${dir}/done_${rank}`, "ok");
+  }
+  return ok;
 });
+const othersDone = rank !== 0 || Array.from({ length: dist.getWorldSize() - 1 }, (_, i) => existsSync(`${dir}/done_${i + 1}`)).every(Boolean);
 dist.barrier();
 if (rank === 0) rmSync(dir, { recursive: true, force: true });
 
-console.log("RESULT " + JSON.stringify({ acc, single, meanLoss, singleMeanLoss: single.loss / N, paddedTotal, seen }));
+console.log("RESULT " + JSON.stringify({ acc, single, meanLoss, singleMeanLoss: single.loss / N, paddedTotal, seen, othersDone }));
 dist.destroyProcessGroup();
