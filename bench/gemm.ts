@@ -1,19 +1,15 @@
 // node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--rounds 3] [--no-mlp] [--no-peer]
 //
-// float32 GEMM of the cpu backend against PyTorch 1.13 (OpenBLAS) measured in this one run.
-// Square sizes follow ../shared/peers/torch/mm.py exactly (3 warm-up calls, then 7 runs of enough
-// calls to last 0.3 s at 50 GFLOPS; median GFLOPS), and mm.py itself is the peer
-// (OPENBLAS_NUM_THREADS=<n> /usr/bin/python3 ../shared/peers/torch/mm.py <n>). A second table has
+// float32 GEMM of the cpu backend against the strongest PyTorch here (bench/peer.ts) measured in this
+// one run. Square sizes follow bench/torch/mm.py exactly (3 warm-up calls, then 7 runs of enough
+// calls to last 0.3 s at 50 GFLOPS; median GFLOPS), and mm.py itself is the peer. A second table has
 // the MLP benchmark's shapes (batch 64): x @ w.T forward, g @ w and g.T @ x backward, timed the same
 // way on both sides. The two sides take turns for `rounds` rounds and each figure is the median
 // over rounds, so that load from other processes drifting during the run hits both alike. The
 // machine is shared and noisy: compare ratios from one run only.
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
+import { describePeer, findPeer, peerOutput, peerScript, runPeer, type Peer } from "./peer.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -24,8 +20,7 @@ const option = (name: string, fallback: string): string => {
 const THREADS = option("--threads", "1,2").split(",").map(Number);
 const SIZES = option("--sizes", "256,512,1024,2048").split(",").map(Number);
 const ROUNDS = Number(option("--rounds", "3"));
-const PEER = join(dirname(fileURLToPath(import.meta.url)), "../../shared/peers/torch/mm.py");
-const PYTHON = "/usr/bin/python3";
+const PEER = peerScript("mm.py");
 
 interface Shape {
   name: string;
@@ -92,27 +87,18 @@ for m, n, k, ta, tb in json.loads(sys.argv[2]):
     print("median=%.3f" % statistics.median(gf))
 `;
 
-function peerAvailable(): string | null {
-  if (args.includes("--no-peer")) return "--no-peer given";
-  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
-  if (!existsSync(PEER)) return `${PEER} not found`;
-  const probe = spawnSync(PYTHON, ["-c", "import torch"], { encoding: "utf8" });
-  if (probe.status !== 0) return "PyTorch (python3-torch) is not installed";
-  return null;
-}
-
-function runPython(argv: string[], threads: number): number[] {
-  const r = spawnSync(PYTHON, argv, { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: "1" } });
-  if (r.status !== 0) throw new Error(`the PyTorch peer failed (${argv.join(" ")}): ${r.stderr}`);
-  return [...r.stdout.matchAll(/median=([\d.]+)/g)].map((m) => Number(m[1]));
+function runPython(peer: Peer, argv: string[], threads: number): number[] {
+  const out = peerOutput(runPeer(peer, argv, threads), argv[0] === "-c" ? "MLP shapes" : argv.join(" "));
+  return [...out.matchAll(/median=([\d.]+)/g)].map((m) => Number(m[1]));
 }
 
 function main(): void {
   const addon = loadAddon();
   if (!addon) throw new Error(`bench/gemm.ts needs the native addon: ${nativeUnavailableReason()}`);
   const cpu = createCpuBackend(addon);
-  const missing = peerAvailable();
-  console.log(`ringtorch cpu backend, ${cpu.isa()} kernels; PyTorch peer: ${missing ? `missing (${missing})` : PEER}`);
+  const peer = args.includes("--no-peer") ? "--no-peer given" : findPeer();
+  console.log(`ringtorch cpu backend, ${cpu.isa()} kernels`);
+  for (const threads of THREADS) console.log(describePeer(peer, threads));
 
   const square: (string | number)[][] = [];
   const mlp: (string | number)[][] = [];
@@ -124,12 +110,12 @@ function main(): void {
       const ourMlp = args.includes("--no-mlp") ? [] : MLP_SHAPES.map((s) => measure(cpu, s));
       let theirs = SIZES.map(() => NaN);
       let theirMlp = ourMlp.map(() => NaN);
-      if (!missing) {
-        const all = runPython([PEER, String(threads)], threads);
+      if (typeof peer !== "string") {
+        const all = runPython(peer, [PEER, String(threads)], threads);
         const peerSizes = [256, 512, 1024, 2048];
         theirs = SIZES.map((n) => (peerSizes.includes(n) ? all[peerSizes.indexOf(n)] : NaN));
         if (ourMlp.length) {
-          theirMlp = runPython(["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
+          theirMlp = runPython(peer, ["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
         }
       }
       rounds.push({ ours, ourMlp, theirs, theirMlp });
