@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -45,7 +46,9 @@ struct Block {
 };
 
 std::mutex mu;
-std::vector<void*> free_lists[kClasses];
+std::vector<void*> free_lists[kClasses];  // oldest first: reuse takes from the back
+// Per class, the fewest free blocks it held since the last arenaDecay(): blocks nobody needed.
+size_t low_water[kClasses] = {0};
 // Counters read by TypeScript through a Float64Array (see ArenaStats in arena.h).
 double stats[kStatCount] = {0};
 double limit_bytes = 512.0 * 1024 * 1024;
@@ -102,6 +105,21 @@ void Deleter(void* data, size_t, void*) {
   std::lock_guard<std::mutex> lock(mu);
   stats[kStatHeld] -= cap;
   stats[kStatReturned] += cap;
+  // Over the limit, the oldest blocks of the largest other classes make room: what a loop just
+  // dropped is what it will ask for next.
+  for (int c = kClasses - 1; c >= 0 && stats[kStatFree] + cap > limit_bytes; c--) {
+    if (c == b->cls) continue;
+    auto& list = free_lists[c];
+    size_t drop = 0;
+    while (drop < list.size() && stats[kStatFree] + cap > limit_bytes) {
+      const double bytes = double(HeaderOf(list[drop])->capacity);
+      stats[kStatFree] -= bytes;
+      stats[kStatReleasedToOs] += bytes;
+      ReleaseToOs(list[drop++]);
+    }
+    list.erase(list.begin(), list.begin() + drop);
+    if (low_water[c] > list.size()) low_water[c] = list.size();
+  }
   if (stats[kStatFree] + cap > limit_bytes) {
     stats[kStatReleasedToOs] += cap;
     ReleaseToOs(data);
@@ -165,6 +183,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     if (!list.empty()) {
       data = list.back();
       list.pop_back();
+      if (low_water[cls] > list.size()) low_water[cls] = list.size();
       Block* b = HeaderOf(data);
       b->owner = owner;
       stats[kStatFree] -= double(b->capacity);
@@ -226,6 +245,26 @@ napi_value ArenaMarkFn(napi_env, napi_callback_info) {
   return nullptr;
 }
 
+// arenaDecay(): gives back to the OS half (rounded up) of the blocks each class kept unused since
+// the last call, oldest first. Called once per collection the arena asks for, so sizes a loop no
+// longer uses drain away in a few collections while sizes it uses every step stay.
+napi_value ArenaDecayFn(napi_env, napi_callback_info) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (int c = 0; c < kClasses; c++) {
+    auto& list = free_lists[c];
+    const size_t drop = std::min(list.size(), (low_water[c] + 1) / 2);
+    for (size_t i = 0; i < drop; i++) {
+      const double bytes = double(HeaderOf(list[i])->capacity);
+      stats[kStatFree] -= bytes;
+      stats[kStatReleasedToOs] += bytes;
+      ReleaseToOs(list[i]);
+    }
+    list.erase(list.begin(), list.begin() + drop);
+    low_water[c] = list.size();
+  }
+  return nullptr;
+}
+
 // arenaTrim(): gives every free block back to the operating system.
 napi_value ArenaTrimFn(napi_env, napi_callback_info) {
   std::lock_guard<std::mutex> lock(mu);
@@ -235,6 +274,7 @@ napi_value ArenaTrimFn(napi_env, napi_callback_info) {
       ReleaseToOs(data);
     }
     list.clear();
+    low_water[&list - free_lists] = 0;
   }
   stats[kStatFree] = 0;
   return nullptr;
@@ -276,6 +316,7 @@ void RegisterArena(napi_env env, napi_value exports) {
   Define(env, exports, "arenaStats", ArenaStatsFn);
   Define(env, exports, "arenaMark", ArenaMarkFn);
   Define(env, exports, "arenaTrim", ArenaTrimFn);
+  Define(env, exports, "arenaDecay", ArenaDecayFn);
   Define(env, exports, "arenaSetLimit", ArenaSetLimitFn);
   Define(env, exports, "arenaResetHighWater", ArenaResetHighWaterFn);
 }

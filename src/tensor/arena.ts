@@ -12,6 +12,7 @@ export interface NativeArena {
   arenaStats(out: Float64Array): void;
   arenaMark(): void;
   arenaTrim(): void;
+  arenaDecay(): void;
   arenaSetLimit(bytes: number): void;
   arenaResetHighWater(): void;
 }
@@ -50,7 +51,7 @@ type Collect = (options: { type: "minor" | "major" }) => void;
 const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * 1024 * 1024;
 const MAX_BUDGET = 1024 * 1024 * 1024;
 /** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
-const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 512) * 1024 * 1024;
+const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * 1024 * 1024;
 
 const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_FRESH_SINCE_MARK = 6, S_HIGH = 7, S_HELD_HIGH = 8;
 
@@ -82,6 +83,7 @@ export class Arena {
     this.native.arenaMark();
     this.native.arenaStats(s);
     const back = s[S_FREE] - freeBefore;
+    this.native.arenaDecay();
     this.budget = back < fresh / 2 ? Math.min(MAX_BUDGET, this.budget * 2) : Math.max(BASE_BUDGET, this.budget / 2);
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
