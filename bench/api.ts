@@ -5,9 +5,10 @@
 // Beside each: the same kernel with a preallocated output (what the other benches time), and the
 // strongest PyTorch here (bench/peer.ts) running the eager op (`a @ b`, `x + y`, ...) in the same
 // loop. Sizes are the output's bytes (the input's for sum); matmul is square and stops at 2048².
-// Each figure is the median of 7 runs of enough calls to last about 50 ms. Then `steps` steps of a
+// Each figure is the median of 7 runs of enough calls to last about 50 ms, after 30 ms of warm-up. Then `steps` steps of a
 // loop mixing the ops, with the resident memory and the arena's counters every tenth of the way:
 // steady-state memory must stay flat. The machine is shared and noisy: compare ratios from one run.
+import { pathToFileURL } from "node:url";
 import { getBackend, layerNorm, memoryPool, randn, sum, type Tensor } from "../src/index.js";
 import type { Backend, TypedArray } from "../src/backend/backend.js";
 import { describePeer, findPeer, runPeer } from "./peer.js";
@@ -34,12 +35,15 @@ export function shapeOf(op: Op, bytes: number): { shape: number[]; work: number;
   return { shape: [Math.max(1, n / COLS), Math.min(n, COLS)], work: 8 * n, unit: "GB/s" };
 }
 
-/** Median seconds per call over 7 runs of enough calls to last about 50 ms. */
-function secondsPerCall(f: () => unknown): number {
-  for (let i = 0; i < 3; i++) f();
+/** Median seconds per call over 7 runs of enough calls to last about 50 ms, after 30 ms of warm-up. */
+export function secondsPerCall(f: () => unknown): number {
+  let calls = 0;
   const t0 = performance.now();
-  f();
-  const once = Math.max(1e-7, (performance.now() - t0) / 1e3);
+  while (calls < 3 || performance.now() - t0 < 30) {
+    f();
+    calls++;
+  }
+  const once = Math.max(1e-7, (performance.now() - t0) / 1e3 / calls);
   const reps = Math.max(1, Math.round(0.05 / once));
   const runs: number[] = [];
   for (let r = 0; r < 7; r++) {
@@ -94,8 +98,9 @@ import torch, time, statistics, sys, json
 import torch.nn.functional as F
 torch.set_num_threads(int(sys.argv[1]))
 def spc(f):
-    for _ in range(3): f()
-    t0 = time.perf_counter(); f(); once = max(1e-7, time.perf_counter() - t0)
+    calls = 0; t0 = time.perf_counter()
+    while calls < 3 or time.perf_counter() - t0 < 0.03: f(); calls += 1
+    once = max(1e-7, (time.perf_counter() - t0) / calls)
     reps = max(1, round(0.05 / once)); runs = []
     for r in range(7):
         t0 = time.perf_counter()
@@ -172,4 +177,4 @@ function main(): void {
   if (STEPS > 0) steadyState(STEPS);
 }
 
-main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

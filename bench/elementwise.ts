@@ -4,8 +4,10 @@
 // relu and exp on float32, beside a memcpy baseline (TypedArray#set, what any kernel at memory
 // speed would reach) and the strongest PyTorch here (bench/peer.ts) doing the same ops with out= tensors in the same run. Each
 // figure is the median of 7 runs of enough calls to last about 0.2 s. The machine is shared and
-// noisy: compare ratios from one run only.
+// noisy: compare ratios from one run only. The API columns run the same ops through the public API
+// (a fresh output every call, as a user's loop has it).
 import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
+import { exp, getBackend, randn, relu } from "../src/index.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
 import { describePeer, findPeer, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
@@ -58,6 +60,19 @@ function measure(cpu: CpuBackend, op: Op, n: number): number {
     case "exp": return timeGbps(bytes, () => cpu.unary("exp", a, 0, out, n));
   }
 }
+/** The public API in a loop that keeps nothing: each call allocates its output (GB/s). */
+function measureApi(op: Op, n: number): number {
+  const a = randn([n]);
+  const b = randn([n]);
+  const bytes = n * bytesPerElement(op);
+  switch (op) {
+    case "memcpy": return timeGbps(bytes, () => a.clone());
+    case "add": return timeGbps(bytes, () => a.add(b));
+    case "mul": return timeGbps(bytes, () => a.mul(b));
+    case "relu": return timeGbps(bytes, () => relu(a));
+    case "exp": return timeGbps(bytes, () => exp(a));
+  }
+}
 
 const PEER = `
 import torch, time, statistics, sys, json
@@ -101,17 +116,20 @@ function main(): void {
   let note = "";
   for (const threads of THREADS) {
     cpu.setNumThreads(threads);
+    (getBackend() as CpuBackend).setNumThreads?.(threads);
     const ours = SIZES.map((n) => OPS.map((op) => measure(cpu, op, n)));
+    const api = SIZES.map((n) => OPS.map((op) => measureApi(op, n)));
     const theirs = peer(threads);
     if (typeof theirs === "string") note = `PyTorch peer missing: ${theirs}`;
     SIZES.forEach((n, i) =>
       OPS.forEach((op, j) => {
         const t = typeof theirs === "string" ? NaN : (theirs.get(`${op} ${n}`) ?? NaN);
-        rows.push([op, String(n), String(threads), ours[i][j], ours[i][j] / ours[i][0], t, ours[i][j] / t]);
+        rows.push([op, String(n), String(threads), ours[i][j], ours[i][j] / ours[i][0], t, ours[i][j] / t, api[i][j], api[i][j] / ours[i][j]]);
       }),
     );
   }
-  printTable(["op", "elements", "threads", "ringtorch GB/s", "vs memcpy", "PyTorch GB/s", "ratio"], rows);
+  printTable(["op", "elements", "threads", "ringtorch GB/s", "vs memcpy", "PyTorch GB/s", "ratio", "API GB/s", "API / kernel"], rows);
+  console.log("(API: x.add(y), x.mul(y), relu(x), exp(x), x.clone() through the public API, each call allocating its output; bench/api.ts has them beside PyTorch's eager ops)");
   if (note) console.log(note);
 }
 
