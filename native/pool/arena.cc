@@ -154,9 +154,9 @@ double NumberArg(napi_env env, napi_value v) {
   return d;
 }
 
-// arenaAlloc(byteLength, zero, freshBudget) -> SharedArrayBuffer | null. Null only when the size
-// class has no free block and freshBudget bytes or more were taken fresh since the last
-// arenaMark(): the caller then collects and asks again.
+// arenaAlloc(byteLength, zero, budget) -> SharedArrayBuffer | null. Null when `budget` bytes or
+// more were handed out (fresh or recycled) since the last arenaMark(): the caller then collects,
+// marks, and asks again, so that a loop cycles through about `budget` bytes that stay in cache.
 napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
@@ -175,12 +175,12 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   Owner* owner = OwnerOf(env);
   void* data = nullptr;
   bool zeroed = false;
-  bool allow_fresh = true;
+  bool within_budget = true;
   {
     std::lock_guard<std::mutex> lock(mu);
-    allow_fresh = stats[kStatFreshSinceMark] < budget;
+    within_budget = stats[kStatSinceMark] < budget;
     auto& list = free_lists[cls];
-    if (!list.empty()) {
+    if (within_budget && !list.empty()) {
       data = list.back();
       list.pop_back();
       if (low_water[cls] > list.size()) low_water[cls] = list.size();
@@ -191,7 +191,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     }
   }
   if (data == nullptr) {
-    if (!allow_fresh) {
+    if (!within_budget) {
       napi_value null;
       napi_get_null(env, &null);
       return null;
@@ -203,7 +203,6 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     }
     std::lock_guard<std::mutex> lock(mu);
     stats[kStatFresh] += double(CapacityOf(cls));
-    stats[kStatFreshSinceMark] += double(CapacityOf(cls));
   }
   if (zero && !zeroed) std::memset(data, 0, bytes);
   const int64_t cap = int64_t(HeaderOf(data)->capacity);
@@ -211,6 +210,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   {
     std::lock_guard<std::mutex> lock(mu);
     stats[kStatHeld] += double(cap);
+    stats[kStatSinceMark] += double(cap);
     if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
     if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
   }
@@ -238,10 +238,10 @@ napi_value ArenaStatsFn(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// arenaMark(): starts a new count of fresh bytes (the caller collected).
+// arenaMark(): starts a new count of bytes handed out (the caller collected).
 napi_value ArenaMarkFn(napi_env, napi_callback_info) {
   std::lock_guard<std::mutex> lock(mu);
-  stats[kStatFreshSinceMark] = 0;
+  stats[kStatSinceMark] = 0;
   return nullptr;
 }
 

@@ -7,8 +7,8 @@ import { runInNewContext } from "node:vm";
  * collector finds its last handle dead, in whichever thread that was.
  */
 export interface NativeArena {
-  /** A block of `byteLength` bytes; null when none is free and `freshBudget` bytes were already taken fresh since the last mark. */
-  arenaAlloc(byteLength: number, zero: boolean, freshBudget: number): SharedArrayBuffer | null;
+  /** A block of `byteLength` bytes; null when `budget` bytes were already handed out since the last mark. */
+  arenaAlloc(byteLength: number, zero: boolean, budget: number): SharedArrayBuffer | null;
   arenaStats(out: Float64Array): void;
   arenaMark(): void;
   arenaTrim(): void;
@@ -39,21 +39,21 @@ type Collect = (options: { type: "minor" | "major" }) => void;
 
 /**
  * When to collect. A dead tensor's block returns only when V8 finds its handle dead, and inside a
- * synchronous loop V8 would scavenge only when its own young heap fills (thousands of tensors,
- * hundreds of megabytes of blocks later). So when a size class has no free block and more than
- * `budget` bytes were taken fresh since the last collection, the arena asks for a scavenge (about
- * 40 µs with a loop's few live objects) and tries again: the loop's dead tensors come back, and it
- * cycles through a few megabytes that stay in cache instead of faulting in new pages. When a
- * scavenge brings back little (the memory is live: a forward pass building its graph), the budget
- * doubles, so that a growing working set costs a logarithmic number of scavenges; when it brings
- * back most of it, the budget falls back toward its base.
+ * synchronous loop V8 scavenges only when its own young heap fills: thousands of tensors later,
+ * after the loop has cycled through tens or hundreds of megabytes of blocks (fresh pages to fault
+ * in, or at best memory that has left the cache). So once `budget` bytes were handed out since the
+ * last collection, the arena asks for a scavenge (about 40 µs with a loop's few live objects) and
+ * goes on: the loop's dead tensors come back, and it cycles through a few megabytes that stay in
+ * cache. When a scavenge brings back little (the memory is live: a forward pass building its
+ * graph), the budget doubles, so that a growing working set costs a logarithmic number of
+ * scavenges; when it brings back most of it, the budget falls back toward its base.
  */
 const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * 1024 * 1024;
 const MAX_BUDGET = 1024 * 1024 * 1024;
 /** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
 const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * 1024 * 1024;
 
-const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_FRESH_SINCE_MARK = 6, S_HIGH = 7, S_HELD_HIGH = 8;
+const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_SINCE_MARK = 6, S_HIGH = 7, S_HELD_HIGH = 8;
 
 export class Arena {
   private budget = BASE_BUDGET;
@@ -77,14 +77,14 @@ export class Arena {
     const s = this.stats;
     this.native.arenaStats(s);
     const freeBefore = s[S_FREE];
-    const fresh = s[S_FRESH_SINCE_MARK];
+    const handed = s[S_SINCE_MARK];
     this.collect({ type: "minor" });
     this.collections++;
     this.native.arenaMark();
     this.native.arenaStats(s);
     const back = s[S_FREE] - freeBefore;
     this.native.arenaDecay();
-    this.budget = back < fresh / 2 ? Math.min(MAX_BUDGET, this.budget * 2) : Math.max(BASE_BUDGET, this.budget / 2);
+    this.budget = back < handed / 2 ? Math.min(MAX_BUDGET, this.budget * 2) : Math.max(BASE_BUDGET, this.budget / 2);
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
 
