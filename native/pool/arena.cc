@@ -154,9 +154,10 @@ double NumberArg(napi_env env, napi_value v) {
   return d;
 }
 
-// arenaAlloc(byteLength, zero, budget) -> SharedArrayBuffer | null. Null when `budget` bytes or
-// more were handed out (fresh or recycled) since the last arenaMark(): the caller then collects,
-// marks, and asks again, so that a loop cycles through about `budget` bytes that stay in cache.
+// arenaAlloc(byteLength, zero, budget) -> SharedArrayBuffer | null. Null when the size class has
+// no free block and `budget` bytes or more were handed out (fresh or recycled) since the last
+// arenaMark(): the caller then collects, marks, and asks again, so that a loop cycles through
+// about `budget` bytes that stay in cache.
 napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
@@ -180,7 +181,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     std::lock_guard<std::mutex> lock(mu);
     within_budget = stats[kStatSinceMark] < budget;
     auto& list = free_lists[cls];
-    if (within_budget && !list.empty()) {
+    if (!list.empty()) {
       data = list.back();
       list.pop_back();
       if (low_water[cls] > list.size()) low_water[cls] = list.size();

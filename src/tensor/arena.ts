@@ -7,7 +7,7 @@ import { runInNewContext } from "node:vm";
  * collector finds its last handle dead, in whichever thread that was.
  */
 export interface NativeArena {
-  /** A block of `byteLength` bytes; null when `budget` bytes were already handed out since the last mark. */
+  /** A block of `byteLength` bytes; null when none is free and `budget` bytes were already handed out since the last mark. */
   arenaAlloc(byteLength: number, zero: boolean, budget: number): SharedArrayBuffer | null;
   arenaStats(out: Float64Array): void;
   arenaMark(): void;
@@ -41,19 +41,20 @@ type Collect = (options: { type: "minor" | "major" }) => void;
  * When to collect. A dead tensor's block returns only when V8 finds its handle dead, and inside a
  * synchronous loop V8 scavenges only when its own young heap fills: thousands of tensors later,
  * after the loop has cycled through tens or hundreds of megabytes of blocks (fresh pages to fault
- * in, or at best memory that has left the cache). So once `budget` bytes were handed out since the
- * last collection, the arena asks for a scavenge (about 40 µs with a loop's few live objects) and
+ * in, or at best memory that has left the cache). So when a size class has no free block and
+ * `budget` bytes were handed out since the last collection, the arena asks for a scavenge (about 40 µs with a loop's few live objects) and
  * goes on: the loop's dead tensors come back, and it cycles through a few megabytes that stay in
- * cache. When a scavenge brings back little (the memory is live: a forward pass building its
- * graph), the budget doubles, so that a growing working set costs a logarithmic number of
- * scavenges; when it brings back most of it, the budget falls back toward its base.
+ * cache. After each scavenge the budget is the base plus twice what is still held (live tensors,
+ * or dead ones already promoted to V8's old generation), as a collector sizes its heap: a forward
+ * pass building a large graph costs a logarithmic number of scavenges, a loop that keeps nothing
+ * cycles through about the base.
  */
 const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * 1024 * 1024;
 const MAX_BUDGET = 1024 * 1024 * 1024;
 /** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
 const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * 1024 * 1024;
 
-const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_SINCE_MARK = 6, S_HIGH = 7, S_HELD_HIGH = 8;
+const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_HIGH = 7, S_HELD_HIGH = 8;
 
 export class Arena {
   private budget = BASE_BUDGET;
@@ -74,17 +75,12 @@ export class Arena {
   }
 
   private collectAndAlloc(byteLength: number, zero: boolean): SharedArrayBuffer {
-    const s = this.stats;
-    this.native.arenaStats(s);
-    const freeBefore = s[S_FREE];
-    const handed = s[S_SINCE_MARK];
     this.collect({ type: "minor" });
     this.collections++;
     this.native.arenaMark();
-    this.native.arenaStats(s);
-    const back = s[S_FREE] - freeBefore;
+    this.native.arenaStats(this.stats);
+    this.budget = Math.min(MAX_BUDGET, BASE_BUDGET + 2 * this.stats[S_HELD]);
     this.native.arenaDecay();
-    this.budget = back < handed / 2 ? Math.min(MAX_BUDGET, this.budget * 2) : Math.max(BASE_BUDGET, this.budget / 2);
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
 
@@ -103,9 +99,14 @@ export class Arena {
   }
 }
 
-/** V8's collector as a function of this thread (the flag only adds `gc` to contexts made after it). */
+/**
+ * V8's collector as a function of this thread (the flag only adds `gc` to contexts made after it).
+ * Array buffers are swept inside the collection rather than on a background thread, so that the
+ * blocks a scavenge found dead are back on their free lists when it returns.
+ */
 export function exposeCollector(): Collect | null {
   try {
+    setFlagsFromString("--no-concurrent-array-buffer-sweeping");
     setFlagsFromString("--expose-gc");
     return runInNewContext("gc") as Collect;
   } catch {
