@@ -6,10 +6,9 @@
 // free lists sit behind a mutex. The policy (when to collect, how much to keep) is TypeScript's:
 // src/tensor/arena.ts. This file only keeps blocks and counts.
 //
-// Blocks are not reported to V8 as external memory: when they were, every few large tensors started
-// an incremental marking, during which scavenges keep dead young tensors alive (promoted), so a
-// loop's blocks came back only at the next full collection. arena.ts asks for full collections
-// itself when memory held after a scavenge keeps growing.
+// V8 does not count SharedArrayBuffer memory as external memory, so blocks handed out are reported
+// here (napi_adjust_external_memory's V8 equivalent) and un-reported once their deleter has run:
+// V8's own heuristics then see the tensor memory that JavaScript holds, and collect when it grows.
 #include <node_api.h>
 #include <sys/mman.h>
 #include <v8.h>
@@ -36,6 +35,7 @@ constexpr int kClasses = 4 * 48;  // 4 classes per power of two, up to 2^48 byte
 // that allocated it (handed to another worker), and its deleter still updates these counters.
 struct Owner {
   std::atomic<int64_t> held{0};  // bytes handed out and not yet returned
+  int64_t reported = 0;          // what this isolate told V8 (only its thread touches it)
 };
 
 struct Block {
@@ -138,6 +138,16 @@ Owner* OwnerOf(napi_env env) {
   return owner;
 }
 
+// Brings V8's count of external memory to what this isolate's JavaScript holds.
+void Report(Owner* owner) {
+  const int64_t held = owner->held.load(std::memory_order_relaxed);
+  const int64_t delta = held - owner->reported;
+  if (delta > (1 << 20) || delta < -(1 << 20)) {
+    v8::Isolate::GetCurrent()->AdjustAmountOfExternalAllocatedMemory(delta);
+    owner->reported = held;
+  }
+}
+
 double NumberArg(napi_env env, napi_value v) {
   double d = 0;
   napi_get_value_double(env, v, &d);
@@ -205,6 +215,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
     if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
   }
+  Report(owner);
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   std::shared_ptr<v8::BackingStore> store = v8::SharedArrayBuffer::NewBackingStore(data, bytes, Deleter, nullptr);
   v8::Local<v8::SharedArrayBuffer> sab = v8::SharedArrayBuffer::New(isolate, std::move(store));

@@ -51,7 +51,6 @@ type Collect = (options: { type: "minor" | "major" }) => void;
  */
 const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * 1024 * 1024;
 const MAX_BUDGET = 1024 * 1024 * 1024;
-const FULL_AFTER_GROWTH = 64 * 1024 * 1024;
 /** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
 const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * 1024 * 1024;
 
@@ -61,7 +60,6 @@ export class Arena {
   private budget = BASE_BUDGET;
   private readonly stats = new Float64Array(9);
   private collections = 0;
-  private heldAfterFull = 0;
 
   constructor(
     private readonly native: NativeArena,
@@ -81,14 +79,6 @@ export class Arena {
     this.collections++;
     this.native.arenaMark();
     this.native.arenaStats(this.stats);
-    // Dead tensors promoted to the old generation come back only from a full collection, which
-    // V8 would not start for memory it is not told of: start one when what a scavenge leaves
-    // held has doubled (and grown 64 MB) since the last one.
-    if (this.stats[S_HELD] > Math.max(2 * this.heldAfterFull, this.heldAfterFull + FULL_AFTER_GROWTH)) {
-      this.collect({ type: "major" });
-      this.native.arenaStats(this.stats);
-      this.heldAfterFull = this.stats[S_HELD];
-    }
     this.budget = Math.min(MAX_BUDGET, BASE_BUDGET + 2 * this.stats[S_HELD]);
     this.native.arenaDecay();
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
