@@ -1,19 +1,18 @@
 // node --import tsx bench/allreduce.ts          (from the repository root)
 //
 // All-reduce of 1, 16 and 64 MB of float32 between 2 processes on this machine, measured the way
-// ../shared/peers/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
-// median), then gloo itself through PyTorch in the same run. Prints algorithm bandwidth (bytes
+// bench/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
+// median), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same run. Prints algorithm bandwidth (bytes
 // per rank / time) and bus bandwidth (algbw × 2(n-1)/n, what each link carries).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import * as dist from "../src/distributed/index.js";
+import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 
 const SIZES_MB = [1, 16, 64];
 const WORLD = 2;
-const GLOO_SCRIPT = "../shared/peers/torch/ddp.py";
 
 interface Row {
   mb: number;
@@ -75,13 +74,14 @@ async function runRingtorch(): Promise<{ rows: Row[]; transports: string[] }> {
 }
 
 function runGloo(): Map<number, Row> | string {
-  if (!existsSync("/usr/lib/python3/dist-packages/torch")) return "PyTorch (python3-torch) is not installed; gloo was not measured";
-  if (!existsSync(GLOO_SCRIPT)) return `${GLOO_SCRIPT} not found (run from the repository root)`;
-  let r = spawnSync("/usr/bin/python3", [GLOO_SCRIPT, "allreduce"], { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: "1" }, timeout: 600_000 });
+  const peer = findPeer();
+  console.log(describePeer(peer, 1));
+  if (typeof peer === "string") return `gloo was not measured: ${peer}`;
+  let r = runPeer(peer, [peerScript("ddp.py"), "allreduce"], 1, {}, 600_000);
   // ddp.py always uses port 29533: wait out another run of it on this machine.
   for (let attempt = 0; attempt < 10 && /Address already in use|Connection refused/.test(r.stderr); attempt++) {
     spawnSync("sleep", ["10"]);
-    r = spawnSync("/usr/bin/python3", [GLOO_SCRIPT, "allreduce"], { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: "1" }, timeout: 600_000 });
+    r = runPeer(peer, [peerScript("ddp.py"), "allreduce"], 1, {}, 600_000);
   }
   const rows = new Map<number, Row>();
   for (const m of r.stdout.matchAll(/allreduce (\d+)MB: time ms min=([\d.]+) median=([\d.]+)/g)) {

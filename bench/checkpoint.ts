@@ -2,11 +2,11 @@
 // Time the training thread is blocked per checkpoint of a ~100 MB model: ringtorch's synchronous
 // save (write + fsync + manifest), its asynchronous save (the snapshot copy only; the writing
 // happens on a worker thread), beside torch.save of the same state dict measured in the same run.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as rt from "../src/index.js";
+import { describePeer, findPeer, peerOutput, peerScript, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
 
 const LAYERS = 5;
@@ -35,11 +35,11 @@ for (let i = 0; i < RUNS; i++) {
 }
 
 let peer: { mb: number; save_ms: number; save_fsync_ms: number } | null = null;
-if (existsSync("/usr/lib/python3/dist-packages/torch")) {
-  const out = execFileSync("/usr/bin/python3", ["bench/torch/checkpoint_save.py", dir], {
-    env: { ...process.env, OPENBLAS_NUM_THREADS: "1", LAYERS: String(LAYERS), WIDTH: String(WIDTH) },
-  });
-  peer = JSON.parse(out.toString().trim().split("\n").pop()!);
+const torchPeer = findPeer();
+console.log(describePeer(torchPeer, 1));
+if (typeof torchPeer !== "string") {
+  const out = peerOutput(runPeer(torchPeer, [peerScript("checkpoint_save.py"), dir], 1, { LAYERS: String(LAYERS), WIDTH: String(WIDTH) }), "checkpoint_save.py");
+  peer = JSON.parse(out.trim().split("\n").pop()!);
 }
 rmSync(dir, { recursive: true, force: true });
 
@@ -54,4 +54,4 @@ printTable(
     ["torch.save + fsync", torchMs, torchMs, 1],
   ],
 );
-if (!peer) console.log("PyTorch peer missing: apt-get install -y python3-torch");
+if (!peer) console.log("torch.save not measured: see the PyTorch peer line above");

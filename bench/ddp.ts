@@ -3,10 +3,10 @@
 // each. ringtorch trains it with DistributedDataParallel (as configured by default, and with its
 // reduction forced to overlap backward), without any synchronisation, with only a barrier per
 // step, and with one blocking all-reduce of the gradients after backward and no DDP, in turns
-// inside one job (bench/workers/ddp_mlp.ts), so that all five see the same machine. PyTorch 1.13's DDP over gloo and its unsynchronised run
-// (../shared/peers/torch/ddp.py) are measured in the same run. Total samples/s; higher is better.
+// inside one job (bench/workers/ddp_mlp.ts), so that all five see the same machine. The strongest PyTorch's DDP over gloo and its unsynchronised run
+// (bench/torch/ddp.py, chosen by bench/peer.ts) are measured in the same run. Total samples/s; higher is better.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
 
 interface Result {
@@ -24,10 +24,14 @@ function ringtorch(): Result {
   return JSON.parse(line.slice(line.indexOf("RESULT ") + 7));
 }
 
+const peer = findPeer();
+console.log(describePeer(peer, 1));
+
 function torch(mode: "ddp" | "noddp"): number | null {
-  if (!existsSync("/usr/lib/python3/dist-packages/torch")) return null;
-  const out = execFileSync("/usr/bin/python3", ["../shared/peers/torch/ddp.py", mode], { env: { ...process.env, OPENBLAS_NUM_THREADS: "1", OMP_NUM_THREADS: "1" } }).toString();
-  const m = /median=(\d+)/.exec(out);
+  if (typeof peer === "string") return null;
+  const r = runPeer(peer, [peerScript("ddp.py"), mode], 1);
+  if (r.status !== 0) console.log(`PyTorch ${mode} failed: ${r.stderr.trim().split("\n").pop()}`);
+  const m = /median=(\d+)/.exec(r.stdout);
   return m ? Number(m[1]) : null;
 }
 
@@ -52,4 +56,4 @@ printTable(
 );
 console.log(`DDP's own cost above the barrier floor: ${(100 * (1 - ddp / barrier)).toFixed(1)}%; peak RSS of rank 0: ${rt.rssMb.toFixed(0)} MB`);
 console.log("targets: ringtorch DDP ≥ 1.5× PyTorch DDP; DDP cost vs no sync ≤ 10% (PyTorch's is about 33% here)");
-if (ptDdp === null) console.log("PyTorch peer missing: apt-get install -y python3-torch");
+if (ptDdp === null) console.log(`PyTorch DDP not measured: ${typeof peer === "string" ? peer : "see above"}`);

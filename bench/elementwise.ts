@@ -2,13 +2,14 @@
 //
 // Elementwise throughput of the cpu backend in GB/s (bytes read + written per second) for add, mul,
 // relu and exp on float32, beside a memcpy baseline (TypedArray#set, what any kernel at memory
-// speed would reach) and PyTorch 1.13 doing the same ops with out= tensors in the same run. Each
+// speed would reach) and the strongest PyTorch here (bench/peer.ts) doing the same ops with out= tensors in the same run. Each
 // figure is the median of 7 runs of enough calls to last about 0.2 s. The machine is shared and
-// noisy: compare ratios from one run only.
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+// noisy: compare ratios from one run only. The API columns run the same ops through the public API
+// (a fresh output every call, as a user's loop has it).
 import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
+import { exp, getBackend, randn, relu } from "../src/index.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
+import { describePeer, findPeer, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -20,7 +21,6 @@ const THREADS = option("--threads", "1,2").split(",").map(Number);
 const SIZES = option("--sizes", "65536,1048576,16777216").split(",").map(Number);
 const OPS = ["memcpy", "add", "mul", "relu", "exp"] as const;
 type Op = (typeof OPS)[number];
-const PYTHON = "/usr/bin/python3";
 
 /** Bytes each element moves: two inputs and an output for add/mul, one of each otherwise. */
 const bytesPerElement = (op: Op): number => (op === "add" || op === "mul" ? 12 : 8);
@@ -60,6 +60,19 @@ function measure(cpu: CpuBackend, op: Op, n: number): number {
     case "exp": return timeGbps(bytes, () => cpu.unary("exp", a, 0, out, n));
   }
 }
+/** The public API in a loop that keeps nothing: each call allocates its output (GB/s). */
+function measureApi(op: Op, n: number): number {
+  const a = randn([n]);
+  const b = randn([n]);
+  const bytes = n * bytesPerElement(op);
+  switch (op) {
+    case "memcpy": return timeGbps(bytes, () => a.clone());
+    case "add": return timeGbps(bytes, () => a.add(b));
+    case "mul": return timeGbps(bytes, () => a.mul(b));
+    case "relu": return timeGbps(bytes, () => relu(a));
+    case "exp": return timeGbps(bytes, () => exp(a));
+  }
+}
 
 const PEER = `
 import torch, time, statistics, sys, json
@@ -81,14 +94,11 @@ for n in json.loads(sys.argv[2]):
 
 function peer(threads: number): Map<string, number> | string {
   if (args.includes("--no-peer")) return "--no-peer given";
-  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
-  const r = spawnSync(PYTHON, ["-c", PEER, String(threads), JSON.stringify(SIZES)], {
-    encoding: "utf8",
-    // Elementwise ops run on torch's own pool (set_num_threads); OpenBLAS stays at 1 so the two
-    // pools don't oversubscribe the cores (see ../shared/peers/README.md).
-    env: { ...process.env, OPENBLAS_NUM_THREADS: "1" },
-  });
-  if (r.status !== 0) return /No module named 'torch'/.test(r.stderr) ? "PyTorch (python3-torch) is not installed" : `the peer failed: ${r.stderr.trim().split("\n").pop()}`;
+  const p = findPeer();
+  console.log(describePeer(p, threads));
+  if (typeof p === "string") return p;
+  const r = runPeer(p, ["-c", PEER, String(threads), JSON.stringify(SIZES)], threads);
+  if (r.status !== 0) return `the peer failed: ${r.stderr.trim().split("\n").pop()}`;
   const out = new Map<string, number>();
   for (const line of r.stdout.trim().split("\n")) {
     const [op, n, gbps] = line.split(" ");
@@ -106,17 +116,20 @@ function main(): void {
   let note = "";
   for (const threads of THREADS) {
     cpu.setNumThreads(threads);
+    (getBackend() as CpuBackend).setNumThreads?.(threads);
     const ours = SIZES.map((n) => OPS.map((op) => measure(cpu, op, n)));
+    const api = SIZES.map((n) => OPS.map((op) => measureApi(op, n)));
     const theirs = peer(threads);
     if (typeof theirs === "string") note = `PyTorch peer missing: ${theirs}`;
     SIZES.forEach((n, i) =>
       OPS.forEach((op, j) => {
         const t = typeof theirs === "string" ? NaN : (theirs.get(`${op} ${n}`) ?? NaN);
-        rows.push([op, String(n), String(threads), ours[i][j], ours[i][j] / ours[i][0], t, ours[i][j] / t]);
+        rows.push([op, String(n), String(threads), ours[i][j], ours[i][j] / ours[i][0], t, ours[i][j] / t, api[i][j], api[i][j] / ours[i][j]]);
       }),
     );
   }
-  printTable(["op", "elements", "threads", "ringtorch GB/s", "vs memcpy", "PyTorch GB/s", "ratio"], rows);
+  printTable(["op", "elements", "threads", "ringtorch GB/s", "vs memcpy", "PyTorch GB/s", "ratio", "API GB/s", "API / kernel"], rows);
+  console.log("(API: x.add(y), x.mul(y), relu(x), exp(x), x.clone() through the public API, each call allocating its output; bench/api.ts has them beside PyTorch's eager ops)");
   if (note) console.log(note);
 }
 

@@ -1,19 +1,18 @@
 // node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--rounds 3] [--no-mlp] [--no-peer]
 //
-// float32 GEMM of the cpu backend against PyTorch 1.13 (OpenBLAS) measured in this one run.
-// Square sizes follow ../shared/peers/torch/mm.py exactly (3 warm-up calls, then 7 runs of enough
-// calls to last 0.3 s at 50 GFLOPS; median GFLOPS), and mm.py itself is the peer
-// (OPENBLAS_NUM_THREADS=<n> /usr/bin/python3 ../shared/peers/torch/mm.py <n>). A second table has
+// float32 GEMM of the cpu backend against the strongest PyTorch here (bench/peer.ts) measured in this
+// one run. Square sizes follow bench/torch/mm.py exactly (3 warm-up calls, then 7 runs of enough
+// calls to last 0.3 s at 50 GFLOPS; median GFLOPS), and mm.py itself is the peer. A second table has
 // the MLP benchmark's shapes (batch 64): x @ w.T forward, g @ w and g.T @ x backward, timed the same
-// way on both sides. The two sides take turns for `rounds` rounds and each figure is the median
+// way on both sides. The square table also has `a.matmul(b)` through the public API, allocating its
+// output every call as a user's loop does (bench/api.ts has it beside PyTorch's eager `a @ b`). The two sides take turns for `rounds` rounds and each figure is the median
 // over rounds, so that load from other processes drifting during the run hits both alike. The
 // machine is shared and noisy: compare ratios from one run only.
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
+import { getBackend, randn } from "../src/index.js";
+import { secondsPerCall } from "./api.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
+import { describePeer, findPeer, peerOutput, peerScript, runPeer, type Peer } from "./peer.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -24,8 +23,7 @@ const option = (name: string, fallback: string): string => {
 const THREADS = option("--threads", "1,2").split(",").map(Number);
 const SIZES = option("--sizes", "256,512,1024,2048").split(",").map(Number);
 const ROUNDS = Number(option("--rounds", "3"));
-const PEER = join(dirname(fileURLToPath(import.meta.url)), "../../shared/peers/torch/mm.py");
-const PYTHON = "/usr/bin/python3";
+const PEER = peerScript("mm.py");
 
 interface Shape {
   name: string;
@@ -48,6 +46,13 @@ function randomShared(n: number): Float32Array {
   const a = new Float32Array(new SharedArrayBuffer(4 * n));
   for (let i = 0; i < n; i++) a[i] = Math.random() * 2 - 1;
   return a;
+}
+
+/** The public API in a loop that keeps nothing: `a.matmul(b)` allocates its output every call (GFLOPS). */
+function measureApi(n: number): number {
+  const a = randn([n, n]);
+  const b = randn([n, n]);
+  return (2 * n * n * n) / secondsPerCall(() => a.matmul(b)) / 1e9;
 }
 
 /** mm.py's protocol: 3 warm-up calls, 7 runs of max(1, 0.3 s at 50 GFLOPS) calls, median GFLOPS. */
@@ -92,52 +97,45 @@ for m, n, k, ta, tb in json.loads(sys.argv[2]):
     print("median=%.3f" % statistics.median(gf))
 `;
 
-function peerAvailable(): string | null {
-  if (args.includes("--no-peer")) return "--no-peer given";
-  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
-  if (!existsSync(PEER)) return `${PEER} not found`;
-  const probe = spawnSync(PYTHON, ["-c", "import torch"], { encoding: "utf8" });
-  if (probe.status !== 0) return "PyTorch (python3-torch) is not installed";
-  return null;
-}
-
-function runPython(argv: string[], threads: number): number[] {
-  const r = spawnSync(PYTHON, argv, { encoding: "utf8", env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: "1" } });
-  if (r.status !== 0) throw new Error(`the PyTorch peer failed (${argv.join(" ")}): ${r.stderr}`);
-  return [...r.stdout.matchAll(/median=([\d.]+)/g)].map((m) => Number(m[1]));
+function runPython(peer: Peer, argv: string[], threads: number): number[] {
+  const out = peerOutput(runPeer(peer, argv, threads), argv[0] === "-c" ? "MLP shapes" : argv.join(" "));
+  return [...out.matchAll(/median=([\d.]+)/g)].map((m) => Number(m[1]));
 }
 
 function main(): void {
   const addon = loadAddon();
   if (!addon) throw new Error(`bench/gemm.ts needs the native addon: ${nativeUnavailableReason()}`);
   const cpu = createCpuBackend(addon);
-  const missing = peerAvailable();
-  console.log(`ringtorch cpu backend, ${cpu.isa()} kernels; PyTorch peer: ${missing ? `missing (${missing})` : PEER}`);
+  const peer = args.includes("--no-peer") ? "--no-peer given" : findPeer();
+  console.log(`ringtorch cpu backend, ${cpu.isa()} kernels`);
+  for (const threads of THREADS) console.log(describePeer(peer, threads));
 
   const square: (string | number)[][] = [];
   const mlp: (string | number)[][] = [];
   for (const threads of THREADS) {
     cpu.setNumThreads(threads);
-    const rounds: { ours: number[]; ourMlp: number[]; theirs: number[]; theirMlp: number[] }[] = [];
+    (getBackend() as CpuBackend).setNumThreads?.(threads);
+    const rounds: { ours: number[]; api: number[]; ourMlp: number[]; theirs: number[]; theirMlp: number[] }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const ours = SIZES.map((n) => measure(cpu, { name: String(n), m: n, n, k: n, transA: false, transB: false }));
+      const api = SIZES.map((n) => measureApi(n));
       const ourMlp = args.includes("--no-mlp") ? [] : MLP_SHAPES.map((s) => measure(cpu, s));
       let theirs = SIZES.map(() => NaN);
       let theirMlp = ourMlp.map(() => NaN);
-      if (!missing) {
-        const all = runPython([PEER, String(threads)], threads);
+      if (typeof peer !== "string") {
+        const all = runPython(peer, [PEER, String(threads)], threads);
         const peerSizes = [256, 512, 1024, 2048];
         theirs = SIZES.map((n) => (peerSizes.includes(n) ? all[peerSizes.indexOf(n)] : NaN));
         if (ourMlp.length) {
-          theirMlp = runPython(["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
+          theirMlp = runPython(peer, ["-c", PEER_SHAPES, String(threads), JSON.stringify(MLP_SHAPES.map((s) => [s.m, s.n, s.k, s.transA, s.transB]))], threads);
         }
       }
-      rounds.push({ ours, ourMlp, theirs, theirMlp });
+      rounds.push({ ours, api, ourMlp, theirs, theirMlp });
     }
     const over = (pick: (r: (typeof rounds)[number]) => number[], i: number): number => median(rounds.map((r) => pick(r)[i]));
     SIZES.forEach((n, i) => {
-      const [o, t] = [over((r) => r.ours, i), over((r) => r.theirs, i)];
-      square.push([String(n), String(threads), o, t, o / t]);
+      const [o, a, t] = [over((r) => r.ours, i), over((r) => r.api, i), over((r) => r.theirs, i)];
+      square.push([String(n), String(threads), o, t, o / t, a, a / o, a / t]);
     });
     if (!args.includes("--no-mlp")) {
       MLP_SHAPES.forEach((s, i) => {
@@ -147,7 +145,8 @@ function main(): void {
     }
   }
   console.log();
-  printTable(["size", "threads", "ringtorch GFLOPS", "PyTorch GFLOPS", "ratio"], square);
+  printTable(["size", "threads", "ringtorch GFLOPS", "PyTorch GFLOPS", "ratio", "a.matmul(b) GFLOPS", "API / kernel", "API / PyTorch"], square);
+  console.log("(a.matmul(b): the public API in a loop that keeps nothing, each call allocating its output; PyTorch: torch.mm with out=)");
   if (mlp.length) {
     console.log();
     printTable(["MLP shape (m x n x k)", "threads", "ringtorch GFLOPS", "PyTorch GFLOPS", "ratio"], mlp);

@@ -1,8 +1,8 @@
 // node --import tsx --conditions=source bench/gpt.ts [--runs 5] [--steps 10] [--warmup 3] [--threads 1] [--no-peer]
 //
-// GPT-style causal LM as ../shared/peers/torch/gpt.py builds it (4 pre-norm GELU encoder layers,
+// GPT-style causal LM as bench/torch/gpt.py builds it (4 pre-norm GELU encoder layers,
 // d=256, 4 heads, seq 128, vocab 8192, batch 8, AdamW lr 3e-4, one thread): training tokens/s of
-// ringtorch and of PyTorch, with the same protocol (3 warm-up steps, then the median of `runs`
+// ringtorch and of the strongest PyTorch here (bench/peer.ts), with the same protocol (3 warm-up steps, then the median of `runs`
 // timings of `steps` steps), measured in this one run, with each side's peak resident memory.
 // ringtorch's first ~15 steps run slower while its process maps fresh memory for every
 // intermediate tensor (PyTorch's allocator starts warm); `--warmup 20` measures the steady state.
@@ -64,8 +64,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   setThreads(threads);
   const warmup = option("--warmup", 3);
   const ours = ringtorch(option("--runs", 5), option("--steps", 10), warmup);
-  // gpt.py pins torch to one thread itself; OPENBLAS_NUM_THREADS bounds Debian's BLAS.
-  const peer = args.includes("--no-peer") ? "skipped (--no-peer)" : torchPeer(peerScript("gpt.py"), { OPENBLAS_NUM_THREADS: String(threads) });
+  const peer = args.includes("--no-peer") ? "skipped (--no-peer)" : torchPeer(peerScript("gpt.py"), threads);
   console.log(`\nGPT L=${L} D=${D} H=${H} T=${T} V=${V} B=${B}, AdamW, ${threads} thread(s); ringtorch warmed up ${warmup} steps, PyTorch 3`);
   printTable("tokens/s", ours, peer);
 }

@@ -1,14 +1,16 @@
 // node --import tsx --conditions=source bench/mlp.ts [--runs 5] [--steps 200] [--threads 1] [--no-peer]
 //
 // MLP 784-1024-1024-10, Adam, batch 64, cross-entropy, one thread on each side (--threads): training samples/s of ringtorch
-// and of PyTorch (../shared/peers/torch/mlp.py, the same protocol: 20 warm-up steps, then the median
+// and of the strongest PyTorch here (bench/peer.ts; bench/torch/mlp.py, the same protocol: 20 warm-up steps, then the median
 // of `runs` timings of `steps` steps), measured in this one run, with each side's peak resident memory.
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { backendName, getBackend, manualSeed, randint, randn } from "../src/index.js";
 import * as nn from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
+import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
+
+export { peerScript };
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -54,11 +56,14 @@ export function setThreads(n: number): void {
   (getBackend() as { setNumThreads?: (n: number) => void }).setNumThreads?.(n);
 }
 
-/** Runs a peer script under Debian's python, reporting its "median=" figure and its own peak RSS. */
-export function torchPeer(script: string, env: Record<string, string>): Measured | string {
+/** Runs a peer script (bench/torch/) under the strongest PyTorch here, reporting its "median=" figure and its own peak RSS. */
+export function torchPeer(script: string, threads: number): Measured | string {
+  const peer = findPeer();
+  console.log(describePeer(peer, threads));
+  if (typeof peer === "string") return peer;
   if (!existsSync(script)) return `${script} not found`;
   const wrapper = `import resource, runpy, sys; sys.argv = [${JSON.stringify(script)}]; runpy.run_path(${JSON.stringify(script)}, run_name="__main__"); print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
-  const r = spawnSync("/usr/bin/python3", ["-c", wrapper], { env: { ...process.env, ...env }, encoding: "utf8", timeout: 900_000 });
+  const r = runPeer(peer, ["-c", wrapper], threads);
   if (r.status !== 0) return `the PyTorch peer failed: ${(r.stderr || r.error?.message || "").trim().split("\n").pop()}`;
   process.stdout.write(r.stdout.split("\n").filter((l) => !l.startsWith("maxrss_kb")).join("\n"));
   const m = /median=(\d+(?:\.\d+)?)/.exec(r.stdout);
@@ -84,16 +89,11 @@ export function printTable(unit: string, ours: Measured, peer: Measured | string
   if (typeof peer === "string") console.log(`(PyTorch peer not measured: ${peer})`);
 }
 
-/** A script of ../shared/peers/torch (the repository's sibling folder). */
-export function peerScript(name: string): string {
-  return fileURLToPath(new URL(`../../shared/peers/torch/${name}`, import.meta.url));
-}
-
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const threads = option("--threads", 1);
   setThreads(threads);
   const ours = ringtorch();
-  const peer = args.includes("--no-peer") ? "skipped (--no-peer)" : torchPeer(peerScript("mlp.py"), { OPENBLAS_NUM_THREADS: String(threads), NT: String(threads) });
+  const peer = args.includes("--no-peer") ? "skipped (--no-peer)" : torchPeer(peerScript("mlp.py"), threads);
   console.log(`\nMLP 784-1024-1024-10, Adam, batch 64, ${threads} thread(s) (median of runs)`);
   printTable("samples/s", ours, peer);
 }

@@ -4,10 +4,14 @@
 
 void RegisterKernels(Napi::Env env, Napi::Object exports);
 void RegisterComm(Napi::Env env, Napi::Object exports);
+namespace rt {
+void RegisterArena(napi_env env, napi_value exports);
+}
 
 static Napi::Object Init(Napi::Env env, Napi::Object exports) {
   RegisterKernels(env, exports);
   RegisterComm(env, exports);
+  rt::RegisterArena(env, exports);
   return exports;
 }
 

@@ -1,18 +1,21 @@
 import type { DType, TypedArray } from "./dtype.js";
+import { Arena, type ArenaStats, exposeCollector, type NativeArena } from "./arena.js";
 import { arrayTypeOf, itemSize } from "./dtype.js";
 
 /**
  * Tensor memory. Every storage lives in a SharedArrayBuffer so that the communication worker
  * thread can reduce into it in place and native kernels can read it without a copy.
  *
- * Buffers are recycled through a pool keyed by byte length: a training loop allocates the same
- * sizes every step, and a fresh multi-megabyte buffer costs page faults and zeroing each time.
- * A buffer goes back to the pool only through `release()`, called where the caller knows nothing
- * else holds it (autograd does this for gradients it consumed); everything else is freed by the
- * garbage collector. (A FinalizationRegistry cannot feed the pool: it holds its values strongly
- * until its callback runs, and the callback never runs inside a synchronous training loop, so
- * every buffer would be kept.) A storage whose array was handed to user code (`expose()`) is
- * never recycled, since the user's array may outlive the Storage object.
+ * With the cpu backend, buffers come from the native arena (arena.ts, native/pool/arena.cc): a
+ * buffer goes back to a size-class free list by itself when the garbage collector finds its last
+ * handle dead, in whichever thread held it last, and the arena asks for a young-generation
+ * collection when a size class runs dry, so that a synchronous loop that drops its tensors reuses
+ * their memory without any explicit release. (A FinalizationRegistry could not: its callbacks never
+ * run inside a synchronous loop.) `release()` still hands a buffer back at once where the caller
+ * knows nothing else holds it (autograd does this for gradients it consumed), through a small pool
+ * of buffers keyed by byte length. A storage whose array was handed to user code (`expose()`) is
+ * never released that way, since the user's array may outlive the Storage object; the arena still
+ * recycles it once the user's array is dead too.
  */
 export class Storage {
   readonly dtype: DType;
@@ -45,9 +48,10 @@ export class Storage {
   }
 }
 
-const POOL_LIMIT_BYTES = Number(process.env.RINGTORCH_POOL_MB ?? 512) * 1024 * 1024;
+const POOL_LIMIT_BYTES = Number(process.env.RINGTORCH_RELEASED_POOL_MB ?? 64) * 1024 * 1024;
 const MIN_POOLED_BYTES = 4096;
 
+/** Buffers handed back by release(), for reuse before the arena is asked. */
 class BufferPool {
   private free = new Map<number, SharedArrayBuffer[]>();
   private bytes = 0;
@@ -78,17 +82,14 @@ class BufferPool {
 }
 
 const pool = new BufferPool();
+let arena: Arena | null = null;
 
 /**
- * V8 does not count SharedArrayBuffer memory as external memory, so on its own it never runs a
- * full collection for it: tensors whose handles reached the old generation keep their memory until
- * the JS heap itself grows, which in a training loop may be never (3 GB of dead tensors were seen
- * in bench/workers/ddp_mlp.ts). Fresh allocations are reported to V8 (by the native backend, which
- * installs the reporter), batched to one native call per REPORT_BYTES. Only a share of each byte is
- * reported: V8 starts a full collection every 64 MB of reported growth, and collecting every 64 MB
- * of fresh tensors cost an MLP 18% of its speed. At 1/8 it collects about every 512 MB: 6,000 DDP
- * steps of bench/workers/ddp_mlp.ts level off at 667 MB of RSS (1.1 GB at 1/16, unbounded without
- * reporting), at a cost within this machine's noise (a few percent at most).
+ * Without the native arena (reference backend), buffers are plain SharedArrayBuffers, which V8
+ * does not count as external memory, so on its own it never runs a full collection for them.
+ * Fresh allocations are then reported to V8 through `reportFresh` when a backend installs one,
+ * batched to one call per REPORT_BYTES, at 1/8 of their size (a full collection every ~512 MB of
+ * fresh tensors; at every 64 MB collections cost an MLP 18% of its speed).
  */
 const REPORT_BYTES = 1 << 20;
 const REPORTED_SHARE = 1 / 8;
@@ -99,11 +100,32 @@ export function setFreshMemoryReporter(report: ((bytes: number) => void) | null)
   reportFresh = report;
 }
 
+/**
+ * Installs the native arena (the cpu backend does, once it has loaded the addon). Without V8's
+ * collector as a function the arena could not recycle inside a synchronous loop, so it is not used.
+ * RINGTORCH_ARENA=0 turns it off (plain SharedArrayBuffers), for comparison.
+ */
+export function installArena(native: NativeArena | null): boolean {
+  if (!native || process.env.RINGTORCH_ARENA === "0") {
+    arena = null;
+    return false;
+  }
+  const collect = exposeCollector();
+  arena = collect ? new Arena(native, collect) : null;
+  return arena !== null;
+}
+
 function noteFresh(bytes: number): void {
   unreported += bytes;
   if (unreported < REPORT_BYTES || !reportFresh) return;
   reportFresh(Math.round(unreported * REPORTED_SHARE));
   unreported = 0;
+}
+
+function freshBuffer(byteLength: number, zero: boolean): SharedArrayBuffer {
+  if (arena) return arena.alloc(byteLength, zero);
+  noteFresh(byteLength);
+  return new SharedArrayBuffer(byteLength);
 }
 
 /** Allocates storage for n elements; zeroed unless `zero` is false (then contents are arbitrary). */
@@ -112,9 +134,8 @@ export function allocate(dtype: DType, n: number, zero = true): Storage {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`allocate: a tensor needs a non-negative integer number of elements, got ${n} (${dtype})`);
   const Ctor = arrayTypeOf(dtype);
   const byteLength = n * itemSize(dtype);
-  const recycled = byteLength >= MIN_POOLED_BYTES ? pool.take(byteLength) : undefined;
-  if (!recycled) noteFresh(byteLength);
-  const data = new Ctor(recycled ?? new SharedArrayBuffer(byteLength), 0, n);
+  const recycled = byteLength >= MIN_POOLED_BYTES && pool.pooledBytes > 0 ? pool.take(byteLength) : undefined;
+  const data = new Ctor(recycled ?? freshBuffer(byteLength, zero), 0, n);
   if (recycled && zero) data.fill(0);
   return new Storage(dtype, data);
 }
@@ -131,11 +152,25 @@ export function storageFrom(dtype: DType, values: TypedArray): Storage {
   return s;
 }
 
+/**
+ * The tensor memory pool: `pooledBytes` released buffers waiting for reuse, and the native arena's
+ * counters (null without the cpu backend). `clear()` drops the released buffers and gives the
+ * arena's free blocks back to the operating system.
+ */
 export const memoryPool = {
   get pooledBytes(): number {
     return pool.pooledBytes;
   },
+  /** The arena's counters in bytes, or null when tensors are plain SharedArrayBuffers. */
+  stats(): ArenaStats | null {
+    return arena?.read() ?? null;
+  },
+  /** Restarts the arena's high-water marks from what it holds now. */
+  resetHighWater(): void {
+    arena?.resetHighWater();
+  },
   clear(): void {
     pool.clear();
+    arena?.trim();
   },
 };

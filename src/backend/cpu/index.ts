@@ -8,7 +8,7 @@ import { packLayout } from "./layout.js";
 import type { NativeAddon, NativeKernels } from "./native.js";
 import { BINARY, REDUCE, UNARY, UNARY_GRAD } from "./opcodes.js";
 import { defaultNumThreads, parseThreadCount } from "./threads.js";
-import { setFreshMemoryReporter } from "../../tensor/storage.js";
+import { installArena, setFreshMemoryReporter } from "../../tensor/storage.js";
 
 export type { NativeAddon, NativeKernels } from "./native.js";
 export { defaultNumThreads } from "./threads.js";
@@ -36,7 +36,9 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
   const native: NativeKernels = addon;
   applyIsaFromEnv(native);
   native.setNumThreads(defaultNumThreads());
-  setFreshMemoryReporter((bytes) => native.adjustExternalMemory(bytes));
+  // Tensor memory from the native arena, which recycles what the collector finds dead; an addon
+  // built before the arena existed falls back to reporting fresh SharedArrayBuffers to V8.
+  if (!(typeof native.arenaAlloc === "function" && installArena(native))) setFreshMemoryReporter((bytes) => native.adjustExternalMemory(bytes));
 
   return {
     name: "cpu",

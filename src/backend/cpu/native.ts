@@ -1,3 +1,4 @@
+import type { NativeArena } from "../../tensor/arena.js";
 import type { TypedArray } from "../backend.js";
 
 export type FloatArray = Float32Array | Float64Array;
@@ -8,7 +9,7 @@ export type FloatArray = Float32Array | Float64Array;
  * argument is a typed array of the expected kind. Strided layouts travel packed in a Float64Array
  * (see layout.ts) so that one call never builds JS objects.
  */
-export interface NativeKernels {
+export interface NativeKernels extends NativeArena {
   setNumThreads(n: number): void;
   getNumThreads(): number;
   /** Reports memory V8 does not see (napi_adjust_external_memory); see setFreshMemoryReporter. */

@@ -1,0 +1,180 @@
+// node --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,softmax,layerNorm,sum] [--steps 10000] [--no-peer]
+//
+// The ops a user calls, as a user calls them: `a.matmul(b)`, `x.add(y)`, softmax, layer norm and
+// sum in a plain loop that keeps nothing and releases nothing, so every call allocates its output.
+// Beside each: the same kernel with a preallocated output (what the other benches time), and the
+// strongest PyTorch here (bench/peer.ts) running the eager op (`a @ b`, `x + y`, ...) in the same
+// loop. Sizes are the output's bytes (the input's for sum); matmul is square and stops at 2048².
+// Each figure is the median of 7 runs of enough calls to last about 50 ms, after 30 ms of warm-up. Then `steps` steps of a
+// loop mixing the ops, with the resident memory and the arena's counters every tenth of the way:
+// steady-state memory must stay flat. The machine is shared and noisy: compare ratios from one run.
+import { pathToFileURL } from "node:url";
+import { getBackend, layerNorm, memoryPool, randn, sum, type Tensor } from "../src/index.js";
+import type { Backend, TypedArray } from "../src/backend/backend.js";
+import { describePeer, findPeer, runPeer } from "./peer.js";
+import { median, printTable } from "./table.js";
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string): string => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const THREADS = Number(option("--threads", "1"));
+const SIZES = option("--sizes", "4096,65536,1048576,16777216,67108864").split(",").map(Number);
+const OPS = option("--ops", "matmul,add,softmax,layerNorm,sum").split(",") as Op[];
+const STEPS = Number(option("--steps", "10000"));
+const COLS = 1024;
+type Op = "matmul" | "add" | "softmax" | "layerNorm" | "sum";
+
+/** The problem an op runs at a size: its inputs' shape, and what one call does (for the rate). */
+export function shapeOf(op: Op, bytes: number): { shape: number[]; work: number; unit: string } | null {
+  const n = bytes / 4;
+  if (op === "matmul") {
+    const d = Math.round(Math.sqrt(n));
+    return d > 2048 ? null : { shape: [d, d], work: 2 * d * d * d, unit: "GFLOPS" };
+  }
+  if (op === "add") return { shape: [n], work: 12 * n, unit: "GB/s" };
+  if (op === "sum") return { shape: [n], work: 4 * n, unit: "GB/s" };
+  return { shape: [Math.max(1, n / COLS), Math.min(n, COLS)], work: 8 * n, unit: "GB/s" };
+}
+
+/** Median seconds per call over 7 runs of enough calls to last about 50 ms, after 30 ms of warm-up. */
+export function secondsPerCall(f: () => unknown): number {
+  let calls = 0;
+  const t0 = performance.now();
+  while (calls < 3 || performance.now() - t0 < 30) {
+    f();
+    calls++;
+  }
+  const once = Math.max(1e-7, (performance.now() - t0) / 1e3 / calls);
+  const reps = Math.max(1, Math.round(0.05 / once));
+  const runs: number[] = [];
+  for (let r = 0; r < 7; r++) {
+    const start = performance.now();
+    for (let i = 0; i < reps; i++) f();
+    runs.push((performance.now() - start) / 1e3 / reps);
+  }
+  return median(runs);
+}
+
+function publicCall(op: Op, shape: number[]): () => unknown {
+  const x = randn(shape);
+  const y = randn(shape);
+  const w = randn([shape[1] ?? 1]);
+  const b = randn([shape[1] ?? 1]);
+  switch (op) {
+    case "matmul": return () => x.matmul(y);
+    case "add": return () => x.add(y);
+    case "softmax": return () => x.softmax(-1);
+    case "layerNorm": return () => layerNorm(x, [shape[1]], w, b);
+    case "sum": return () => sum(x);
+  }
+}
+
+function kernelCall(be: Backend, op: Op, shape: number[]): () => unknown {
+  const data = (t: Tensor) => t.storage.data;
+  const x = data(randn(shape));
+  const y = data(randn(shape));
+  const n = x.length;
+  const [rows, cols] = [shape[0], shape[1] ?? 1];
+  const out = new Float32Array(new SharedArrayBuffer(4 * n)) as TypedArray;
+  switch (op) {
+    case "matmul": {
+      const call = { batch: 1, m: rows, n: cols, k: cols, a: x, aOffset: 0, aRowStride: cols, aColStride: 1, aBatchStride: 0, b: y, bOffset: 0, bRowStride: cols, bColStride: 1, bBatchStride: 0, out, outOffset: 0, alpha: 1, beta: 0 };
+      return () => be.matmul(call);
+    }
+    case "add": return () => be.binary("add", { data: x, offset: 0, strides: [1] }, { data: y, offset: 0, strides: [1] }, [n], out);
+    case "softmax": return () => be.softmax(x, 0, rows, cols, false, out);
+    case "layerNorm": {
+      const [w, b, mean, rstd] = [data(randn([cols])), data(randn([cols])), new Float32Array(rows), new Float32Array(rows)];
+      return () => be.layerNorm(x, rows, cols, w, b, 1e-5, out, mean, rstd);
+    }
+    case "sum": {
+      const s = new Float32Array(1);
+      return () => be.reduce("sum", x, 0, 1, n, 1, s, null);
+    }
+  }
+}
+
+const PEER = `
+import torch, time, statistics, sys, json
+import torch.nn.functional as F
+torch.set_num_threads(int(sys.argv[1]))
+def spc(f):
+    calls = 0; t0 = time.perf_counter()
+    while calls < 3 or time.perf_counter() - t0 < 0.03: f(); calls += 1
+    once = max(1e-7, (time.perf_counter() - t0) / calls)
+    reps = max(1, round(0.05 / once)); runs = []
+    for r in range(7):
+        t0 = time.perf_counter()
+        for _ in range(reps): f()
+        runs.append((time.perf_counter() - t0) / reps)
+    return statistics.median(runs)
+with torch.inference_mode():
+    for op, shape in json.loads(sys.argv[2]):
+        x = torch.randn(*shape); y = torch.randn(*shape); w = torch.randn(shape[-1]); b = torch.randn(shape[-1])
+        f = {"matmul": lambda: x @ y, "add": lambda: x + y, "softmax": lambda: torch.softmax(x, -1),
+             "layerNorm": lambda: F.layer_norm(x, (shape[-1],), w, b), "sum": lambda: x.sum()}[op]
+        print("%s %s %.9f" % (op, "x".join(map(str, shape)), spc(f)), flush=True)
+`;
+
+function peerTimes(cases: [Op, number[]][]): Map<string, number> | string {
+  if (args.includes("--no-peer")) return "--no-peer given";
+  const peer = findPeer();
+  console.log(describePeer(peer, THREADS));
+  if (typeof peer === "string") return peer;
+  const r = runPeer(peer, ["-c", PEER, String(THREADS), JSON.stringify(cases)], THREADS);
+  if (r.status !== 0) return `the peer failed: ${r.stderr.trim().split("\n").pop()}`;
+  const out = new Map<string, number>();
+  for (const line of r.stdout.trim().split("\n")) {
+    const [op, shape, s] = line.split(" ");
+    out.set(`${op} ${shape}`, Number(s));
+  }
+  return out;
+}
+
+function steadyState(steps: number): void {
+  const a = randn([256, 256]);
+  const x = randn([COLS * 64]);
+  const rows: (string | number)[][] = [];
+  const t0 = performance.now();
+  for (let i = 1; i <= steps; i++) {
+    const h = a.matmul(a).softmax(-1);
+    x.add(x).mul(x).sum();
+    layerNorm(h, [256]);
+    if (i % Math.max(1, Math.floor(steps / 10)) === 0) {
+      const s = memoryPool.stats();
+      rows.push([String(i), process.memoryUsage().rss / 2 ** 20, s ? s.held / 2 ** 20 : NaN, s ? s.free / 2 ** 20 : NaN, s ? s.fresh / 2 ** 20 : NaN, s ? s.collections : NaN]);
+    }
+  }
+  console.log(`\nsteady state: ${steps} steps of matmul 256² → softmax → layer norm, and add → mul → sum over 64 Ki floats, keeping nothing (${((performance.now() - t0) / steps).toFixed(3)} ms/step)`);
+  printTable(["step", "RSS MB", "arena held MB", "arena free MB", "ever fresh MB", "scavenges asked"], rows);
+}
+
+function main(): void {
+  const be = getBackend() as Backend & { setNumThreads?: (n: number) => void; isa?: () => string };
+  be.setNumThreads?.(THREADS);
+  const cases: [Op, number[]][] = [];
+  for (const op of OPS) for (const bytes of SIZES) {
+    const s = shapeOf(op, bytes);
+    if (s) cases.push([op, s.shape]);
+  }
+  console.log(`ringtorch ${be.name} backend${be.isa ? `, ${be.isa()} kernels` : ""}, ${THREADS} thread(s); tensor memory: ${memoryPool.stats() ? "native arena" : "plain SharedArrayBuffers"}`);
+  const rows: (string | number)[][] = [];
+  const ours = cases.map(([op, shape]) => {
+    const pub = secondsPerCall(publicCall(op, shape));
+    const ker = secondsPerCall(kernelCall(be, op, shape));
+    return { pub, ker };
+  });
+  const theirs = peerTimes(cases);
+  cases.forEach(([op, shape], i) => {
+    const s = shapeOf(op, shape.reduce((p, q) => p * q, 4))!;
+    const t = typeof theirs === "string" ? NaN : (theirs.get(`${op} ${shape.join("x")}`) ?? NaN);
+    const { pub, ker } = ours[i];
+    rows.push([op, shape.join("×"), pub * 1e6, ker * 1e6, t * 1e6, s.work / pub / 1e9, s.unit, pub / ker - 1, t / pub]);
+  });
+  console.log();
+  printTable(["op", "shape", "API µs", "kernel µs", "PyTorch µs", "API rate", "unit", "API over kernel", "vs PyTorch"], rows);
+  if (typeof theirs === "string") console.log(`PyTorch not measured: ${theirs}`);
+  console.log("targets: API over kernel ≤ 0.10 for outputs ≥ 64 KB; vs PyTorch ≥ 1.0 (PyTorch's time / ours) from 4 KB to 64 MB");
+  if (STEPS > 0) steadyState(STEPS);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

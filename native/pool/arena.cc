@@ -1,0 +1,325 @@
+// Tensor memory that recycles itself. Each block is handed to JavaScript as a SharedArrayBuffer
+// whose backing store has a deleter: when the last handle to it dies in every thread that held it
+// (the garbage collector decides, a scavenge is enough for young ones), V8 calls the deleter and
+// the block goes back to a free list of its size class, to be handed out again without a page
+// fault or a trip to malloc. The deleter may run on any thread (a worker's, V8's sweeper), so the
+// free lists sit behind a mutex. The policy (when to collect, how much to keep) is TypeScript's:
+// src/tensor/arena.ts. This file only keeps blocks and counts.
+//
+// V8 does not count SharedArrayBuffer memory as external memory, so blocks handed out are reported
+// here (napi_adjust_external_memory's V8 equivalent) and un-reported once their deleter has run:
+// V8's own heuristics then see the tensor memory that JavaScript holds, and collect when it grows.
+#include <node_api.h>
+#include <sys/mman.h>
+#include <v8.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "pool/arena.h"
+
+namespace rt {
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr size_t kHeader = 64;  // keeps data 64-byte aligned after the header
+constexpr size_t kMmapFrom = 256 * 1024;
+constexpr int kClasses = 4 * 48;  // 4 classes per power of two, up to 2^48 bytes
+
+// Per-isolate accounting of what JavaScript holds. Never freed: a block may outlive the thread
+// that allocated it (handed to another worker), and its deleter still updates these counters.
+struct Owner {
+  std::atomic<int64_t> held{0};  // bytes handed out and not yet returned
+  int64_t reported = 0;          // what this isolate told V8 (only its thread touches it)
+};
+
+struct Block {
+  size_t capacity;  // usable bytes after the header
+  int cls;
+  bool mapped;
+  Owner* owner;
+};
+
+std::mutex mu;
+std::vector<void*> free_lists[kClasses];  // oldest first: reuse takes from the back
+// Per class, the fewest free blocks it held since the last arenaDecay(): blocks nobody needed.
+size_t low_water[kClasses] = {0};
+// Counters read by TypeScript through a Float64Array (see ArenaStats in arena.h).
+double stats[kStatCount] = {0};
+double limit_bytes = 512.0 * 1024 * 1024;
+
+int ClassOf(size_t bytes) {
+  if (bytes <= 256) return int((bytes + 63) / 64) - 1;  // 64, 128, 192, 256
+  const int p = 63 - __builtin_clzll(bytes - 1);       // 2^p < bytes <= 2^(p+1)
+  const size_t quarter = size_t(1) << (p - 2);
+  const size_t step = ((bytes - 1) - (size_t(1) << p)) / quarter;  // 0..3
+  return 4 + (p - 8) * 4 + int(step);
+}
+
+size_t CapacityOf(int cls) {
+  if (cls < 4) return size_t(cls + 1) * 64;
+  const int p = (cls - 4) / 4 + 8;
+  const size_t step = size_t((cls - 4) % 4) + 1;
+  return (size_t(1) << p) + step * (size_t(1) << (p - 2));
+}
+
+Block* HeaderOf(void* data) { return reinterpret_cast<Block*>(static_cast<char*>(data) - kHeader); }
+
+void ReleaseToOs(void* data) {
+  Block* b = HeaderOf(data);
+  if (b->mapped) munmap(b, b->capacity + kHeader);
+  else std::free(b);
+}
+
+void* FreshBlock(int cls, Owner* owner, bool* zeroed) {
+  const size_t cap = CapacityOf(cls);
+  void* base = nullptr;
+  bool mapped = false;
+  if (cap + kHeader >= kMmapFrom) {
+    base = mmap(nullptr, cap + kHeader, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return nullptr;
+    mapped = true;
+    *zeroed = true;
+  } else {
+    if (posix_memalign(&base, kAlign, cap + kHeader) != 0) return nullptr;
+    *zeroed = false;
+  }
+  Block* b = static_cast<Block*>(base);
+  b->capacity = cap;
+  b->cls = cls;
+  b->mapped = mapped;
+  b->owner = owner;
+  return static_cast<char*>(base) + kHeader;
+}
+
+void Deleter(void* data, size_t, void*) {
+  if (data == nullptr) return;
+  Block* b = HeaderOf(data);
+  const int64_t cap = int64_t(b->capacity);
+  b->owner->held.fetch_sub(cap, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu);
+  stats[kStatHeld] -= cap;
+  stats[kStatReturned] += cap;
+  // Over the limit, the oldest blocks of the largest other classes make room: what a loop just
+  // dropped is what it will ask for next.
+  for (int c = kClasses - 1; c >= 0 && stats[kStatFree] + cap > limit_bytes; c--) {
+    if (c == b->cls) continue;
+    auto& list = free_lists[c];
+    size_t drop = 0;
+    while (drop < list.size() && stats[kStatFree] + cap > limit_bytes) {
+      const double bytes = double(HeaderOf(list[drop])->capacity);
+      stats[kStatFree] -= bytes;
+      stats[kStatReleasedToOs] += bytes;
+      ReleaseToOs(list[drop++]);
+    }
+    list.erase(list.begin(), list.begin() + drop);
+    if (low_water[c] > list.size()) low_water[c] = list.size();
+  }
+  if (stats[kStatFree] + cap > limit_bytes) {
+    stats[kStatReleasedToOs] += cap;
+    ReleaseToOs(data);
+    return;
+  }
+  free_lists[b->cls].push_back(data);
+  stats[kStatFree] += cap;
+}
+
+Owner* OwnerOf(napi_env env) {
+  void* data = nullptr;
+  napi_get_instance_data(env, &data);
+  if (data) return static_cast<Owner*>(data);
+  Owner* owner = new Owner();
+  napi_set_instance_data(env, owner, nullptr, nullptr);
+  return owner;
+}
+
+// Brings V8's count of external memory to what this isolate's JavaScript holds.
+void Report(Owner* owner) {
+  const int64_t held = owner->held.load(std::memory_order_relaxed);
+  const int64_t delta = held - owner->reported;
+  if (delta > (1 << 20) || delta < -(1 << 20)) {
+    v8::Isolate::GetCurrent()->AdjustAmountOfExternalAllocatedMemory(delta);
+    owner->reported = held;
+  }
+}
+
+double NumberArg(napi_env env, napi_value v) {
+  double d = 0;
+  napi_get_value_double(env, v, &d);
+  return d;
+}
+
+// arenaAlloc(byteLength, zero, budget) -> SharedArrayBuffer | null. Null when the size class has
+// no free block and `budget` bytes or more were handed out (fresh or recycled) since the last
+// arenaMark(): the caller then collects, marks, and asks again, so that a loop cycles through
+// about `budget` bytes that stay in cache.
+napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  const double requested = argc > 0 ? NumberArg(env, argv[0]) : -1;
+  bool zero = true;
+  double budget = 1.0 / 0.0;
+  if (argc > 1) napi_get_value_bool(env, argv[1], &zero);
+  if (argc > 2) napi_get_value_double(env, argv[2], &budget);
+  if (!(requested >= 0) || requested > 9.0e15) {
+    napi_throw_range_error(env, nullptr, "arenaAlloc: the byte length must be a finite number >= 0");
+    return nullptr;
+  }
+  const size_t bytes = size_t(requested);
+  const int cls = ClassOf(bytes < 64 ? 64 : bytes);
+  Owner* owner = OwnerOf(env);
+  void* data = nullptr;
+  bool zeroed = false;
+  bool within_budget = true;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    within_budget = stats[kStatSinceMark] < budget;
+    auto& list = free_lists[cls];
+    if (!list.empty()) {
+      data = list.back();
+      list.pop_back();
+      if (low_water[cls] > list.size()) low_water[cls] = list.size();
+      Block* b = HeaderOf(data);
+      b->owner = owner;
+      stats[kStatFree] -= double(b->capacity);
+      stats[kStatRecycled] += double(b->capacity);
+    }
+  }
+  if (data == nullptr) {
+    if (!within_budget) {
+      napi_value null;
+      napi_get_null(env, &null);
+      return null;
+    }
+    data = FreshBlock(cls, owner, &zeroed);
+    if (data == nullptr) {
+      napi_throw_error(env, nullptr, "arenaAlloc: out of memory");
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    stats[kStatFresh] += double(CapacityOf(cls));
+  }
+  if (zero && !zeroed) std::memset(data, 0, bytes);
+  const int64_t cap = int64_t(HeaderOf(data)->capacity);
+  owner->held.fetch_add(cap, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stats[kStatHeld] += double(cap);
+    stats[kStatSinceMark] += double(cap);
+    if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
+    if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
+  }
+  Report(owner);
+  v8::Isolate* isolate = v8::Isolate::GetCurrent();
+  std::shared_ptr<v8::BackingStore> store = v8::SharedArrayBuffer::NewBackingStore(data, bytes, Deleter, nullptr);
+  v8::Local<v8::SharedArrayBuffer> sab = v8::SharedArrayBuffer::New(isolate, std::move(store));
+  return reinterpret_cast<napi_value>(*sab);
+}
+
+// arenaStats(out: Float64Array): copies the counters (ArenaStat order) into out.
+napi_value ArenaStatsFn(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* out = nullptr;
+  if (argc < 1 || napi_get_typedarray_info(env, argv[0], &type, &length, &out, nullptr, nullptr) != napi_ok || type != napi_float64_array) {
+    napi_throw_type_error(env, nullptr, "arenaStats: expected a Float64Array");
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  std::memcpy(out, stats, sizeof(double) * (length < size_t(kStatCount) ? length : size_t(kStatCount)));
+  return nullptr;
+}
+
+// arenaMark(): starts a new count of bytes handed out (the caller collected).
+napi_value ArenaMarkFn(napi_env, napi_callback_info) {
+  std::lock_guard<std::mutex> lock(mu);
+  stats[kStatSinceMark] = 0;
+  return nullptr;
+}
+
+// arenaDecay(): gives back to the OS half (rounded up) of the blocks each class kept unused since
+// the last call, oldest first. Called once per collection the arena asks for, so sizes a loop no
+// longer uses drain away in a few collections while sizes it uses every step stay.
+napi_value ArenaDecayFn(napi_env, napi_callback_info) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (int c = 0; c < kClasses; c++) {
+    auto& list = free_lists[c];
+    const size_t drop = std::min(list.size(), (low_water[c] + 1) / 2);
+    for (size_t i = 0; i < drop; i++) {
+      const double bytes = double(HeaderOf(list[i])->capacity);
+      stats[kStatFree] -= bytes;
+      stats[kStatReleasedToOs] += bytes;
+      ReleaseToOs(list[i]);
+    }
+    list.erase(list.begin(), list.begin() + drop);
+    low_water[c] = list.size();
+  }
+  return nullptr;
+}
+
+// arenaTrim(): gives every free block back to the operating system.
+napi_value ArenaTrimFn(napi_env, napi_callback_info) {
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto& list : free_lists) {
+    for (void* data : list) {
+      stats[kStatReleasedToOs] += double(HeaderOf(data)->capacity);
+      ReleaseToOs(data);
+    }
+    list.clear();
+    low_water[&list - free_lists] = 0;
+  }
+  stats[kStatFree] = 0;
+  return nullptr;
+}
+
+// arenaSetLimit(bytes): the most free bytes kept for reuse; blocks returned beyond it go to the OS.
+napi_value ArenaSetLimitFn(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  const double v = argc > 0 ? NumberArg(env, argv[0]) : -1;
+  if (!(v >= 0)) {
+    napi_throw_range_error(env, nullptr, "arenaSetLimit: expected a byte count >= 0");
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  limit_bytes = v;
+  return nullptr;
+}
+
+// arenaResetHighWater(): the high-water mark restarts from what is held and free now.
+napi_value ArenaResetHighWaterFn(napi_env, napi_callback_info) {
+  std::lock_guard<std::mutex> lock(mu);
+  stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
+  stats[kStatHeldHighWater] = stats[kStatHeld];
+  return nullptr;
+}
+
+void Define(napi_env env, napi_value exports, const char* name, napi_callback cb) {
+  napi_value fn;
+  napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, nullptr, &fn);
+  napi_set_named_property(env, exports, name, fn);
+}
+
+}  // namespace
+
+void RegisterArena(napi_env env, napi_value exports) {
+  Define(env, exports, "arenaAlloc", ArenaAllocFn);
+  Define(env, exports, "arenaStats", ArenaStatsFn);
+  Define(env, exports, "arenaMark", ArenaMarkFn);
+  Define(env, exports, "arenaTrim", ArenaTrimFn);
+  Define(env, exports, "arenaDecay", ArenaDecayFn);
+  Define(env, exports, "arenaSetLimit", ArenaSetLimitFn);
+  Define(env, exports, "arenaResetHighWater", ArenaResetHighWaterFn);
+}
+
+}  // namespace rt
