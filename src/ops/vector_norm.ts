@@ -34,9 +34,10 @@ function normValue(x: Tensor, ord: number, dims: readonly number[], op: string):
   if (ord < 0 && ord !== -Infinity && x.numel === 0 && (dims.length === 0 || dims.some((d) => x.shape[d] === 0))) {
     throw new RangeError(`${op}: the ${ord} norm of an empty tensor is undefined (a negative order has no identity)`);
   }
-  // Float32 accumulates in float64, as PyTorch's CPU kernel does, so squares of 1e30 do not overflow.
-  if (x.dtype === "float32" && ord !== Infinity && ord !== -Infinity) return to(normValue(to(x.detach(), "float64"), ord, dims, op), "float32");
   return noGrad(() => {
+    // Reducing single elements, PyTorch returns |x| without the power and root (so a float32 1e30
+    // stays 1e30 where squaring it would overflow).
+    if (ord !== 0 && dims.every((d) => x.shape[d] === 1)) return abs(x);
     const a = abs(x);
     if (ord === Infinity || ord === -Infinity) {
       if (x.numel === 0 && (dims.length === 0 || dims.some((d) => x.shape[d] === 0))) throw new RangeError(`${op}: the ${ord > 0 ? "" : "-"}inf norm of an empty tensor is undefined (it reduces with max/min)`);
