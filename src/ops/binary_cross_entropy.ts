@@ -1,4 +1,4 @@
-import { isGradEnabled, noGrad } from "../autograd/grad_mode.js";
+import { noGrad } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import { formatShape, shapesEqual, broadcastShapes } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
@@ -40,10 +40,6 @@ function checkWeight(w: Tensor | null | undefined, input: Tensor, name: string, 
   if (w === null || w === undefined) return null;
   assertTensor(w, op, name);
   assertSameDType(input, w, op);
-  if (w.requiresGrad && isGradEnabled()) {
-    // As PyTorch: the loss is not differentiable with respect to its weights, so refuse rather than drop the gradient.
-    throw new TypeError(`${op}: the ${name} must not require grad (the loss gives it no gradient); pass ${name}.detach()`);
-  }
   const shape = broadcastShapes(input.shape, w.shape, `${op} (${name})`);
   // PyTorch multiplies the loss by the weight in place, so the weight may not grow the loss's shape.
   if (name === "weight" && !shapesEqual(shape, input.shape)) {
@@ -112,7 +108,7 @@ export function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, opti
   const weight = checkWeight(options.weight, input, "weight", op);
   const posWeight = checkWeight(options.posWeight, input, "posWeight", op);
   const logSig = logSigmoid(input);
-  // Neither weight gets a gradient (checkWeight refused weights that require grad, as PyTorch does).
+  // Neither weight gets a gradient (PyTorch refuses weights that require grad; ringtorch detaches them).
   const scale = posWeight ? add(mul(sub(posWeight.detach(), 1), target), 1) : null;
   let loss = sub(mul(sub(1, target), input), scale ? mul(scale, logSig) : logSig);
   if (weight) loss = mul(loss, weight.detach());

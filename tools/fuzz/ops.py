@@ -793,10 +793,11 @@ def g_bce(logits):
         y = g.tensor(dt, s if g.chance(0.95) else g.shape(), special=False)
         y["T"]["values"] = [g.pick((0.0, 1.0, 0.25)) if isinstance(v, float) else v for v in y["T"]["values"]]
         kw = {}
+        # PyTorch refuses weights that require grad; ringtorch detaches them (README): grad-free here.
         if g.chance(0.3):
-            kw["weight"] = g.tensor(dt, g.bshape(s), special=False, positive=True, view=False)
+            kw["weight"] = g.tensor(dt, g.bshape(s), special=False, positive=True, view=False, grad=False)
         if logits and g.chance(0.3):
-            kw["posWeight"] = g.tensor(dt, s[-1:] if s else [], special=False, positive=True, view=False)
+            kw["posWeight"] = g.tensor(dt, s[-1:] if s else [], special=False, positive=True, view=False, grad=False)
         if g.chance(0.5):
             kw["reduction"] = g.pick(("sum", "none", "mean"))
         return [x, y], kw
