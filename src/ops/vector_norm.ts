@@ -100,6 +100,10 @@ export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim
  */
 export function norm(x: Tensor, p: number | "fro" | null = "fro", dim: Dims = null, keepdim = false, options: VectorNormOptions = {}): Tensor {
   assertTensor(x, "norm");
+  if ((p === "fro" || p === null) && Array.isArray(dim) && dim.length > 2) {
+    // torch.norm hands "fro" over more than two dims to matrix_norm, which refuses them.
+    throw new RangeError(`norm: the "fro" norm takes at most 2 dims, got [${dim.join(", ")}]; use linalg.vectorNorm(x, 2, dims)`);
+  }
   if (p === "fro" || p === null) return vectorNorm(x, 2, dim, keepdim, options);
   if (typeof p === "string") throw new TypeError(`norm: p must be "fro" or a number, got ${JSON.stringify(p)} (the nuclear norm is not supported)`);
   return vectorNorm(x, p, dim, keepdim, options);
