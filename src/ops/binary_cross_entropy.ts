@@ -3,7 +3,7 @@ import { record } from "../autograd/record.js";
 import { formatShape, shapesEqual, broadcastShapes } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
-import { add, clamp, div, log, minimum, mul, neg, sub, abs, exp } from "./elementwise.js";
+import { add, clamp, div, log, minimum, mul, neg, sigmoid, sub, abs, exp } from "./elementwise.js";
 import { zerosLike } from "./creation.js";
 import { checkReduction } from "./nll_loss.js";
 import type { Reduction } from "./loss.js";
@@ -40,7 +40,11 @@ function checkWeight(w: Tensor | null | undefined, input: Tensor, name: string, 
   if (w === null || w === undefined) return null;
   assertTensor(w, op, name);
   assertSameDType(input, w, op);
-  broadcastShapes(input.shape, w.shape, `${op} (${name})`);
+  const shape = broadcastShapes(input.shape, w.shape, `${op} (${name})`);
+  // PyTorch multiplies the loss by the weight in place, so the weight may not grow the loss's shape.
+  if (name === "weight" && !shapesEqual(shape, input.shape)) {
+    throw new RangeError(`${op}: the weight ${formatShape(w.shape)} must broadcast to the input's shape ${formatShape(input.shape)}, not grow it to ${formatShape(shape)}`);
+  }
   return w;
 }
 
@@ -80,10 +84,15 @@ export function binaryCrossEntropy(input: Tensor, target: Tensor, options: Binar
   return reduce(weight ? mul(loss, weight.detach()) : loss, reduction);
 }
 
-/** log σ(x) = min(x, 0) − log1p(exp(−|x|)), exact and finite for every x. */
+/**
+ * log σ(x) = min(x, 0) − log1p(exp(−|x|)), exact and finite for every x. The gradient is PyTorch's
+ * g·σ(−x), recorded with public ops so that the second derivative is smooth at 0 (through |x| it
+ * would be lost there).
+ */
 export function logSigmoid(x: Tensor): Tensor {
   assertTensor(x, "logSigmoid");
-  return sub(minimum(x, zerosLike(x)), log1p(exp(neg(abs(x)))));
+  const out = noGrad(() => sub(minimum(x, zerosLike(x)), log1p(exp(neg(abs(x))))));
+  return record(out, "LogSigmoidBackward", [x], (g) => [mul(g, sigmoid(neg(x)))], [x]);
 }
 
 /**
@@ -99,7 +108,7 @@ export function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, opti
   const weight = checkWeight(options.weight, input, "weight", op);
   const posWeight = checkWeight(options.posWeight, input, "posWeight", op);
   const logSig = logSigmoid(input);
-  // Neither weight gets a gradient, as in PyTorch (which refuses them requiring grad).
+  // Neither weight gets a gradient (PyTorch refuses weights that require grad; ringtorch detaches them).
   const scale = posWeight ? add(mul(sub(posWeight.detach(), 1), target), 1) : null;
   let loss = sub(mul(sub(1, target), input), scale ? mul(scale, logSig) : logSig);
   if (weight) loss = mul(loss, weight.detach());

@@ -1,11 +1,12 @@
 import { getBackend } from "../backend/index.js";
+import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import type { DType } from "../tensor/dtype.js";
 import { normalizeDim } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { to } from "./creation.js";
-import { div, mul, where } from "./elementwise.js";
+import { div, eq, logicalAnd, mul, where } from "./elementwise.js";
 import { flip } from "./flip_roll.js";
 import { splitAround } from "./indexing.js";
 import { installMethods } from "./install.js";
@@ -68,9 +69,12 @@ function hasZero(x: Tensor): boolean {
   return false;
 }
 
+const reversedCumsum = (t: Tensor, d: number) => flip(cumsum(flip(t, [d]), d), [d]);
+
 function cumprodGrad(x: Tensor, y: Tensor, g: Tensor, d: number): Tensor {
-  if (x.ndim === 0) return g;
-  if (!hasZero(x)) return div(flip(cumsum(flip(mul(g, y), [d]), d), [d]), x);
+  if (x.ndim === 0 || x.shape[d] === 1) return g;
+  if (!hasZero(x)) return div(reversedCumsum(mul(g, y), d), x);
+  if (!isGradEnabled()) return cumprodGradFirstOrder(x, y, g, d);
   // Move dim last: xt [..., n]; rows[..., i, j] = x_j with x_i replaced by 1.
   const last = x.ndim - 1;
   const xt = transpose(x, d, last);
@@ -83,6 +87,21 @@ function cumprodGrad(x: Tensor, y: Tensor, g: Tensor, d: number): Tensor {
   const upper = to(squareMask(n, (i, j) => j >= i), x.dtype);
   const gi = sum(mul(mul(prods, upper), unsqueeze(gt, -2)), -1);
   return transpose(gi, d, last);
+}
+
+/**
+ * PyTorch's O(n) first-order gradient with zeros (its cumprod_backward outside grad mode): before
+ * the first zero of a slice the division formula, at the first zero the product of the other
+ * factors up to each later output, after it exactly 0 (even next to ±inf or NaN, where the
+ * O(n²) form would give 0·inf = NaN).
+ */
+function cumprodGradFirstOrder(x: Tensor, y: Tensor, g: Tensor, d: number): Tensor {
+  const zeros = cumsum(eq(x, 0), d);
+  const before = eq(zeros, 0);
+  const first = logicalAnd(eq(zeros, 1), eq(x, 0));
+  const head = where(before, div(reversedCumsum(where(before, mul(g, y), 0), d), where(before, x, 1)), 0);
+  const atFirst = reversedCumsum(mul(where(eq(zeros, 1), g, 0), cumprod(where(first, 1, x), d)), d);
+  return where(first, atFirst, head);
 }
 
 /** An [n, n] bool tensor, true where test(row, col). */

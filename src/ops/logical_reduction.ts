@@ -14,7 +14,9 @@ declare module "../tensor/tensor.js" {
 
 /** Counts, per output element, the inputs for which `test` holds (as int32). */
 function countWhere(test: Tensor, dim: Dims, keepdim: boolean, op: string): Tensor {
-  const dims = reductionDims(Array.isArray(dim) && dim.length === 0 ? null : dim, test.ndim, op);
+  // PyTorch's any/all take dim=[] as "reduce nothing" (unlike sum, where [] means every dim).
+  if (Array.isArray(dim) && dim.length === 0) return to(test, "int32");
+  const dims = reductionDims(dim, test.ndim, op);
   // A 0-d tensor reduces to itself (reductionDims has checked that dim is 0 or -1).
   if (test.ndim === 0) return to(test, "int32");
   return sum(test, dims, keepdim);
@@ -26,7 +28,7 @@ function readable(x: Tensor): Tensor {
 }
 
 /**
- * torch.any: whether any element over dims (all when omitted) is non-zero; a bool tensor. NaN is
+ * torch.any: whether any element over dims (all when omitted; none for []) is non-zero; a bool tensor. NaN is
  * non-zero, so it counts as true; an empty reduction is false.
  */
 export function any(x: Tensor, dim?: Dims, keepdim = false): Tensor {

@@ -1,7 +1,8 @@
 import { noGrad } from "../autograd/grad_mode.js";
+import { record } from "../autograd/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to, zeros } from "./creation.js";
-import { abs, add, eq, exp, log, sub, where } from "./elementwise.js";
+import { abs, add, eq, exp, log, mul, sub, where } from "./elementwise.js";
 import { extremeOver } from "./amax.js";
 import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
@@ -16,8 +17,8 @@ declare module "../tensor/tensor.js" {
 
 /**
  * torch.logsumexp: log Σ exp(x) over dims, computed as m + log Σ exp(x − m) with m the (detached)
- * maximum so that nothing overflows. Composed of public ops: the gradient is softmax(x) along the
- * dims, and double backward works. An infinite maximum is replaced by 0 (PyTorch's rule), so a
+ * maximum so that nothing overflows. The gradient is PyTorch's g·exp(x − result), written with
+ * public ops so double backward works. An infinite maximum is replaced by 0 (PyTorch's rule), so a
  * row of −∞ gives −∞ and a row holding +∞ gives +∞, not NaN. Integer inputs compute in float32.
  */
 export function logsumexp(x: Tensor, dim?: Dims, keepdim = false): Tensor {
@@ -30,8 +31,11 @@ export function logsumexp(x: Tensor, dim?: Dims, keepdim = false): Tensor {
     const raw = extremeOver("max", input, dims, "logsumexp");
     return where(eq(abs(raw), Infinity), 0, raw);
   });
-  const out = add(log(sum(exp(sub(input, m)), dims, true)), m);
-  return reshape(out, reducedShape(input.shape, dims, keepdim));
+  const kept = noGrad(() => add(log(sum(exp(sub(input, m)), dims, true)), m));
+  const out = reshape(kept, reducedShape(input.shape, dims, keepdim)).detach();
+  // PyTorch's gradient, g·exp(x − result), from the recorded result, so double backward sees its
+  // dependence on x (softmax computed apart would differ where the result rounds, e.g. ties at 1e30).
+  return record(out, "LogsumexpBackward", [input], (g) => [mul(reshape(g, kept.shape), exp(sub(input, reshape(out, kept.shape))))], [input]);
 }
 
 installMethods({ logsumexp });

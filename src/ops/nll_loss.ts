@@ -2,7 +2,7 @@ import { formatShape, shapesEqual } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { to } from "./creation.js";
-import { div, mul, ne, neg, where } from "./elementwise.js";
+import { add, div, mul, ne, neg, where } from "./elementwise.js";
 import { gather } from "./gather.js";
 import { indexSelect } from "./indexing.js";
 import type { Reduction } from "./loss.js";
@@ -64,10 +64,15 @@ export function nllLoss(input: Tensor, target: Tensor, options: NllLossOptions =
   const picked = squeeze(gather(input, classDim, unsqueeze(safeTarget, classDim)), classDim);
   const targetWeight = weight ? reshape(indexSelect(weight.detach(), 0, reshape(safeTarget, [safeTarget.numel])), target.shape) : null;
   const w = targetWeight ? where(valid, targetWeight, 0) : to(valid, input.dtype);
-  const loss = neg(mul(picked, w));
+  // Ignored targets give exactly 0 (not 0·inf = NaN next to an infinite input), as in PyTorch.
+  const loss = where(valid, neg(mul(picked, w)), 0);
   if (reduction === "none") return loss;
   if (reduction === "sum") return sum(loss);
-  return div(sum(loss), sum(w));
+  const total = sum(w);
+  // Every target ignored: the mean is 0/0 = NaN, and PyTorch's backward writes no gradient (0),
+  // where dividing by the zero total would spread NaN into it.
+  if (total.item() === 0) return add(mul(sum(loss), 0), NaN);
+  return div(sum(loss), total);
 }
 
 /** Every target is a class index in [0, C) or the ignore index. */

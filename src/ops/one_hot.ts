@@ -18,6 +18,10 @@ export function oneHot(x: Tensor, numClasses = -1): Tensor {
     if (values[i] < 0) throw new RangeError(`oneHot: class values must be non-negative, got ${values[i]} at flat position ${i}`);
     largest = Math.max(largest, values[i]);
   }
+  if (numClasses <= 0 && values.length === 0) {
+    // PyTorch refuses numClasses 0 for an empty tensor too (it treats it as "infer").
+    throw new RangeError(`oneHot: cannot infer numClasses from an empty tensor (got ${numClasses}); pass a positive numClasses`);
+  }
   if (numClasses === -1) {
     if (values.length === 0) throw new RangeError("oneHot: cannot infer numClasses from an empty tensor; pass numClasses");
     numClasses = largest + 1;

@@ -33,6 +33,11 @@ export function pad(x: Tensor, pad: readonly number[], mode: PadMode = "constant
       `pad: mode "${mode}" pads 1 to 3 trailing dims of an input with 1 or 2 more dims; ${pad.length} pad values need a ${dims + 1}-d or ${dims + 2}-d input, got ${formatShape(x.shape)}`,
     );
   }
+  if (mode !== "circular" && x.dtype === "bool") throw new TypeError(`pad: mode "${mode}" is not implemented for bool tensors (as in PyTorch); convert with .int()`);
+  // PyTorch's reflect and replicate kernels want every dim non-empty except a batch dim.
+  if (mode !== "circular" && x.shape.some((s, i) => s === 0 && !(i === 0 && x.ndim === dims + 2))) {
+    throw new RangeError(`pad: mode "${mode}" needs a ${dims + 1}-d tensor or a ${dims + 2}-d batch (possibly of size 0) with non-empty other dims, got ${formatShape(x.shape)}`);
+  }
   let out = x;
   for (let i = 0; i < dims; i++) {
     const d = x.ndim - 1 - i;

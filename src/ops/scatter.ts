@@ -39,6 +39,8 @@ const REDUCTIONS: readonly ScatterReduction[] = ["sum", "prod", "mean", "amax", 
 function checkIndex(x: Tensor, d: number, index: Tensor, srcShape: Shape | null, op: string): Int32Array {
   assertTensor(index, op, "index");
   if (index.dtype !== "int32") throw new TypeError(`${op}: expected an int32 index, got ${index.dtype} with shape ${formatShape(index.shape)}`);
+  // PyTorch checks no shapes for an empty index (it writes nothing).
+  if (index.numel === 0) return new Int32Array(0);
   if (index.ndim !== x.ndim || index.shape.some((s, i) => i !== d && s > x.shape[i])) {
     throw new RangeError(`${op}: the index of shape ${formatShape(index.shape)} must have ${x.ndim} dims and be no larger than ${formatShape(x.shape)} outside dim ${d}`);
   }
@@ -92,7 +94,8 @@ function scatterRaw(x: Tensor, targets: Int32Array, src: Tensor, op: ScatterOp):
 function covered(src: Tensor, indexShape: Shape): Tensor {
   let c = src;
   indexShape.forEach((size, i) => {
-    if (c.shape[i] !== size) c = narrow(c, i, 0, size);
+    // An empty index may be larger than src (PyTorch checks no shapes then): narrow to what exists.
+    if (c.shape[i] !== size && i < c.ndim) c = narrow(c, i, 0, Math.min(size, c.shape[i]));
   });
   return c;
 }
@@ -144,8 +147,13 @@ export function scatterReduce(x: Tensor, dim: number, index: Tensor, src: Tensor
   assertTensor(src, op, "src");
   checkOptions(op, options, ["includeSelf"]);
   if (!REDUCTIONS.includes(reduce)) throw new TypeError(`${op}: reduce must be one of ${REDUCTIONS.map((r) => `"${r}"`).join(", ")}, got ${JSON.stringify(reduce)}`);
-  if (x.dtype === "bool" || x.dtype === "bfloat16") throw new TypeError(`${op}: expected a float32, float64 or int32 tensor, got ${x.dtype}`);
+  if (x.dtype === "bfloat16") throw new TypeError(`${op}: expected a float32, float64, int32 or bool tensor, got ${x.dtype}`);
   assertSameDType(x, src, op);
+  if (x.dtype === "bool") {
+    // As PyTorch: over 0/1, sum and amax are "or", prod and amin "and"; the mean of bools is refused.
+    if (reduce === "mean") throw new TypeError(`${op}: reduce "mean" is not defined for bool tensors (use "sum", "prod", "amax" or "amin")`);
+    return to(scatterReduce(to(x, "int32"), dim, index, to(src, "int32"), reduce, options), "bool");
+  }
   const includeSelf = options.includeSelf ?? true;
   const d = normalizeDim(dim, Math.max(x.ndim, 1), op);
   const idx = checkIndex(x, d, index, src.shape, op);

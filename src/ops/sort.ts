@@ -81,6 +81,7 @@ export function argsort(x: Tensor, dim = -1, descending = false, options: SortOp
 export function topk(x: Tensor, k: number, dim = -1, largest = true, sorted = true): ValuesIndices {
   const op = "topk";
   checkSortable(x, op);
+  if (x.dtype === "bool") throw new TypeError(`${op}: bool tensors are not supported (PyTorch's topk refuses them too); convert with .int()`);
   checkFlag(largest, "largest", op);
   checkFlag(sorted, "sorted", op);
   const size = x.ndim === 0 ? 1 : x.shape[normalizeDim(dim, x.ndim, op)];

@@ -2,10 +2,10 @@ import type { MathOp } from "../backend/backend.js";
 import { getBackend } from "../backend/index.js";
 import { record } from "../autograd/record.js";
 import { broadcastShapes } from "../tensor/shape.js";
-import { promoteTypes } from "../tensor/dtype.js";
+import { resultType } from "../tensor/dtype.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
-import { add, div, mul, neg, reciprocal, rsqrt, sub } from "./elementwise.js";
+import { add, div, eq, mul, neg, reciprocal, rsqrt, sub, where } from "./elementwise.js";
 import { installMethods } from "./install.js";
 import { sumToShape } from "./reduction.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
@@ -77,7 +77,8 @@ export const expm1 = mathOp("expm1", "Expm1Backward", (g, _x, y) => mul(g, add(y
 export function atan2(input: Tensor, other: Tensor): Tensor {
   assertTensor(input, "atan2");
   assertTensor(other, "atan2", "other");
-  let dtype = promoteTypes(input.dtype, other.dtype);
+  // torch.result_type: a 0-d float64 beside a dimensioned float32 gives float32.
+  let dtype = resultType([input, other]);
   if (dtype !== "float32" && dtype !== "float64") dtype = "float32";
   const a = to(input, dtype);
   const b = to(other, dtype);
@@ -91,8 +92,11 @@ export function atan2(input: Tensor, other: Tensor): Tensor {
     "Atan2Backward",
     [a, b],
     (g) => {
-      // d/da atan2(a, b) = b/(a²+b²), d/db = −a/(a²+b²) (NaN at the origin, as in PyTorch).
-      const recip = reciprocal(add(mul(a, a), mul(b, b)));
+      // d/da atan2(a, b) = b/(a²+b²), d/db = −a/(a²+b²); PyTorch masks the infinite 1/(a²+b²) at
+      // the origin to 0, so the gradient there is 0 (not NaN).
+      // The squares are taken in the inputs' own dtypes, as PyTorch does (a float32 1e30 squares to inf).
+      const raw = reciprocal(add(mul(input, input), mul(other, other)));
+      const recip = where(eq(raw, Infinity), 0, raw);
       return [a.requiresGrad ? sumToShape(mul(mul(g, b), recip), a.shape) : null, b.requiresGrad ? sumToShape(mul(mul(g, neg(a)), recip), b.shape) : null];
     },
     [a, b],

@@ -31,10 +31,16 @@ function checkOrd(ord: unknown, op: string): number {
 
 /** The norm's value over `dims` (kept as size 1), computed without recording. */
 function normValue(x: Tensor, ord: number, dims: readonly number[], op: string): Tensor {
+  if (ord < 0 && ord !== -Infinity && x.numel === 0 && (dims.length === 0 || dims.some((d) => x.shape[d] === 0))) {
+    throw new RangeError(`${op}: the ${ord} norm of an empty tensor is undefined (a negative order has no identity)`);
+  }
   return noGrad(() => {
+    // Reducing single elements, PyTorch returns |x| without the power and root (so a float32 1e30
+    // stays 1e30 where squaring it would overflow).
+    if (ord !== 0 && dims.every((d) => x.shape[d] === 1)) return abs(x);
     const a = abs(x);
     if (ord === Infinity || ord === -Infinity) {
-      if (x.numel === 0) throw new RangeError(`${op}: the ${ord > 0 ? "" : "-"}inf norm of an empty tensor is undefined (it reduces with max/min)`);
+      if (x.numel === 0 && (dims.length === 0 || dims.some((d) => x.shape[d] === 0))) throw new RangeError(`${op}: the ${ord > 0 ? "" : "-"}inf norm of an empty tensor is undefined (it reduces with max/min)`);
       return extremeOver(ord > 0 ? "max" : "min", a, dims, op);
     }
     if (ord === 0) return sum(to(ne(x, 0), x.dtype), dims, true);
@@ -55,8 +61,9 @@ function normGrad(x: Tensor, norm: Tensor, g: Tensor, ord: number, dims: readonl
   if (ord === 1) return mul(sign(x), g);
   if (ord === 2) return mul(x, where(eq(norm, 0), 0, div(g, norm)));
   if (ord === Infinity || ord === -Infinity) {
-    const hits = to(eq(abs(x), norm), x.dtype);
-    return mul(sign(x), mul(hits, div(g, sum(hits, dims, true))));
+    // Elements other than the extreme ones get exactly 0 (a NaN norm hits none: all zero, as in PyTorch).
+    const hits = eq(abs(x), norm);
+    return where(hits, mul(sign(x), div(g, sum(to(hits, x.dtype), dims, true))), 0);
   }
   const a = abs(x);
   // |x|^(p-1) at x = 0 is 0 for p > 1 and infinite for p < 1; PyTorch masks the latter to 0.
@@ -93,6 +100,10 @@ export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim
  */
 export function norm(x: Tensor, p: number | "fro" | null = "fro", dim: Dims = null, keepdim = false, options: VectorNormOptions = {}): Tensor {
   assertTensor(x, "norm");
+  if ((p === "fro" || p === null) && Array.isArray(dim) && dim.length > 2) {
+    // torch.norm hands "fro" over more than two dims to matrix_norm, which refuses them.
+    throw new RangeError(`norm: the "fro" norm takes at most 2 dims, got [${dim.join(", ")}]; use linalg.vectorNorm(x, 2, dims)`);
+  }
   if (p === "fro" || p === null) return vectorNorm(x, 2, dim, keepdim, options);
   if (typeof p === "string") throw new TypeError(`norm: p must be "fro" or a number, got ${JSON.stringify(p)} (the nuclear norm is not supported)`);
   return vectorNorm(x, p, dim, keepdim, options);

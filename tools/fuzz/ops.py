@@ -4,6 +4,8 @@ Adding an op is one `op(...)` line here (a name, an argument generator, PyTorch'
 in the `OPS` map of tools/fuzz/ops.ts (the same name, ringtorch's call). Arguments are positional
 lists (`a`) plus a keyword dict (`k`) whose keys are ringtorch's camelCase option names.
 """
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -658,3 +660,296 @@ def g_rbinary(g):
 
 _OPERATORS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b, "pow": lambda a, b: a ** b}
 op("rbinary", g_rbinary, lambda a, k: _OPERATORS[a[2]](a[0], a[1]))
+
+
+# ---- issue 22: trigonometric and friends ----
+# Domains are covered by the values gen draws (normals, ±0, ±inf, NaN, 1e30, ties at ±1, 2).
+for name, f in [("sin", torch.sin), ("cos", torch.cos), ("tan", torch.tan), ("asin", torch.asin), ("acos", torch.acos),
+                ("atan", torch.atan), ("sinh", torch.sinh), ("cosh", torch.cosh), ("asinh", torch.asinh),
+                ("acosh", torch.acosh), ("atanh", torch.atanh), ("log1p", torch.log1p), ("expm1", torch.expm1)]:
+    op(name, lambda g: ([g.tensor(allowed=NUM)], {}), (lambda f: lambda a, k: f(a[0]))(f))
+op("atan2", g_binary(NUM, scalar=0.0), lambda a, k: torch.atan2(a[0], a[1]))
+
+
+# ---- reductions ----
+def t_reduce_dims(f):
+    def run(a, k):
+        if len(a) == 1:
+            return f(a[0])
+        return f(a[0], _torch_dim(a[1]), keepdim=a[2] if len(a) > 2 else False)
+    return run
+
+
+def g_reduce_dims(dtypes):
+    def gen(g):
+        x = g.tensor(allowed=dtypes)
+        nd = len(_vshape(x, []))
+        args = [x]
+        if g.chance(0.8):
+            args.append(g.dims(nd) if g.chance(0.5) else g.dim(nd))
+            if args[1] is None:
+                args[1] = 0 if nd else []
+            if g.chance(0.5):
+                args.append(g.chance(0.5))
+        return args, {}
+    return gen
+
+
+def g_logsumexp(g):
+    # torch.logsumexp needs a dim (ringtorch's defaults to all); PyTorch with dim=[] fails on its
+    # own broadcast ("output with shape [] doesn't match"), so [] is replaced by a dim.
+    (x, *rest), _ = g_reduce_dims(FLOATS + ("int32",))(g)
+    nd = len(_vshape(x, []))
+    dim = rest[0] if rest else g.dim(nd)
+    if dim == []:
+        dim = g.dim(nd)
+    return [x, dim, rest[1] if len(rest) > 1 else False], {}
+
+
+op("logsumexp", g_logsumexp, t_reduce_dims(torch.logsumexp))
+op("amax", g_reduce_dims(NUM), t_reduce_dims(torch.amax))
+op("amin", g_reduce_dims(NUM), t_reduce_dims(torch.amin))
+op("any", g_reduce_dims(ANY), t_reduce_dims(torch.any))
+op("all", g_reduce_dims(ANY), t_reduce_dims(torch.all))
+
+INF = float("inf")
+
+
+def g_vector_norm(g):
+    x = g.tensor(allowed=FLOATS)
+    nd = len(_vshape(x, []))
+    ord_ = g.pick((2, 2, 1, 0, 3, 0.5, -1, INF, -INF, 1.5))
+    dim = None if g.chance(0.3) else (g.dims(nd) if g.chance(0.5) else g.dim(nd))
+    return [x, _enc(ord_), dim, g.chance(0.3)], {}
+
+
+op("vectorNorm", g_vector_norm, lambda a, k: torch.linalg.vector_norm(a[0], a[1], _torch_dim(a[2]), a[3]))
+
+
+def g_norm(g):
+    x = g.tensor(allowed=FLOATS)
+    nd = len(_vshape(x, []))
+    p = g.pick(("fro", 2, 1, 3, INF, -INF, 0, 0.5))
+    dim = None if g.chance(0.4) else (g.r.sample(range(nd), g.r.randint(1, nd)) if nd and g.chance(0.5) else g.dim(nd))
+    return [x, _enc(p) if p != "fro" else p, dim, g.chance(0.3)], {}
+
+
+op("norm", g_norm, lambda a, k: torch.norm(a[0], a[1], _torch_dim(a[2]), a[3]))
+
+
+# ---- non-finite ----
+op("isnan", lambda g: ([g.tensor(allowed=ANY)], {}), lambda a, k: torch.isnan(a[0]))
+op("isinf", lambda g: ([g.tensor(allowed=ANY)], {}), lambda a, k: torch.isinf(a[0]))
+op("isfinite", lambda g: ([g.tensor(allowed=ANY)], {}), lambda a, k: torch.isfinite(a[0]))
+
+
+def g_nan_to_num(g):
+    x = g.tensor(allowed=NUM)
+    a = [x]
+    if g.chance(0.7):
+        a += [g.pick((0.0, 1.5, -2.0)), g.pick((None, 100.0, 3.0)), g.pick((None, -100.0, -3.0))]
+    return a, {}
+
+
+op("nanToNum", g_nan_to_num, lambda a, k: torch.nan_to_num(a[0], *a[1:]))
+
+
+# ---- losses ----
+def g_nll(g):
+    n, c = g.r.randint(0, 3), g.r.randint(1, 4)
+    shape = g.pick(([c], [n, c], [n, c, 2]))
+    x = g.tensor(allowed=FLOATS, shape=shape, special=g.chance(0.3))
+    tshape = [s for i, s in enumerate(shape) if i != (0 if len(shape) == 1 else 1)]
+    target = g.index(0, c, tshape)
+    kw = {}
+    if g.chance(0.3):
+        kw["ignoreIndex"] = g.r.randint(0, c - 1)
+    if g.chance(0.3):
+        kw["weight"] = g.tensor(x["T"]["dtype"], [c], special=False, positive=True, view=False, grad=False)
+    if g.chance(0.5):
+        kw["reduction"] = g.pick(("sum", "none", "mean"))
+    return [x, target], kw
+
+
+def t_nll(a, k):
+    kw = dict(weight=k.get("weight"), reduction=k.get("reduction", "mean"))
+    if "ignoreIndex" in k:
+        kw["ignore_index"] = k["ignoreIndex"]
+    return F.nll_loss(a[0], L(a[1]), **kw)
+
+
+op("nllLoss", g_nll, t_nll)
+
+
+def g_bce(logits):
+    def gen(g):
+        s = g.shape()
+        if logits:
+            x = g.tensor(allowed=FLOATS, shape=s)
+        else:
+            x = g.tensor(allowed=FLOATS, shape=s, special=False)
+            x["T"]["values"] = [round(1 / (1 + math.exp(-v)), 4) if isinstance(v, float) else v for v in x["T"]["values"]]
+        dt = x["T"]["dtype"]
+        y = g.tensor(dt, s if g.chance(0.95) else g.shape(), special=False)
+        y["T"]["values"] = [g.pick((0.0, 1.0, 0.25)) if isinstance(v, float) else v for v in y["T"]["values"]]
+        kw = {}
+        # PyTorch refuses weights that require grad; ringtorch detaches them (README): grad-free here.
+        if g.chance(0.3):
+            kw["weight"] = g.tensor(dt, g.bshape(s), special=False, positive=True, view=False, grad=False)
+        if logits and g.chance(0.3):
+            kw["posWeight"] = g.tensor(dt, s[-1:] if s else [], special=False, positive=True, view=False, grad=False)
+        if g.chance(0.5):
+            kw["reduction"] = g.pick(("sum", "none", "mean"))
+        return [x, y], kw
+    return gen
+
+
+op("binaryCrossEntropy", g_bce(False), lambda a, k: F.binary_cross_entropy(a[0], a[1], weight=k.get("weight"), reduction=k.get("reduction", "mean")))
+op("binaryCrossEntropyWithLogits", g_bce(True), lambda a, k: F.binary_cross_entropy_with_logits(
+    a[0], a[1], weight=k.get("weight"), pos_weight=k.get("posWeight"), reduction=k.get("reduction", "mean")))
+
+
+# ---- scatter ----
+def g_scatter(kind):
+    def gen(g):
+        x = g.tensor(allowed=NUM if kind == "reduce" else ANY)
+        s = _vshape(x, [])
+        d = g.dim(len(s), bad=0.02)
+        size = s[d] if -len(s) <= d < len(s) else 1
+        ishape = [g.r.randint(0, max(1, v)) if i != (d % max(len(s), 1)) else g.r.randint(0, 3) for i, v in enumerate(s)]
+        index = g.index(0, size, ishape)
+        if kind == "scalar":
+            return [x, d, index, g.scalar("int") if x["T"]["dtype"] in ("int32", "bool") else g.scalar()], {}
+        src = g.tensor(x["T"]["dtype"], ishape)
+        if kind == "reduce":
+            kw = {"includeSelf": g.chance(0.5)} if g.chance(0.5) else {}
+            return [x, d, index, src, g.pick(("sum", "prod", "mean", "amax", "amin"))], kw
+        return [x, d, index, src], {}
+    return gen
+
+
+def t_scatter(a, k):
+    return torch.scatter(a[0], a[1], L(a[2]), a[3])
+
+
+op("scatter", g_scatter("src"), t_scatter)
+op("scatterValue", g_scatter("scalar"), t_scatter)
+op("scatterReduce", g_scatter("reduce"), lambda a, k: torch.scatter_reduce(a[0], a[1], L(a[2]), a[3], a[4], include_self=k.get("includeSelf", True)))
+
+
+# ---- shape and order ----
+def g_one_hot(g):
+    n = g.r.randint(0, 4)
+    x = g.index(0, n if n else 1, g.shape(g.r.randint(0, 2)))
+    return [x, g.pick((-1, n, n + 2))] if g.chance(0.7) else [x], {}
+
+
+op("oneHot", g_one_hot, lambda a, k: F.one_hot(L(a[0]), *a[1:]))
+
+
+def g_pad(g):
+    mode = g.pick(("constant", "constant", "reflect", "replicate", "circular"))
+    x = g.tensor(allowed=NUM if mode == "constant" else FLOATS, shape=g.shape(g.r.randint(1, 4) if mode == "constant" else g.r.randint(2, 4), zero=0.03))
+    nd = len(_vshape(x, []))
+    k = g.r.randint(1, min(nd, 3) if mode != "constant" else nd)
+    lo = -2 if mode == "constant" else 0
+    pads = [g.r.randint(lo, 2) for _ in range(2 * k)]
+    args = [x, pads, mode]
+    if mode == "constant" and g.chance(0.5):
+        args.append(g.scalar("int") if x["T"]["dtype"] == "int32" else g.scalar())
+    return args, {}
+
+
+op("pad", g_pad, lambda a, k: F.pad(a[0], a[1], a[2], *a[3:]))
+
+
+def g_sort(g):
+    x = g.tensor(allowed=NUM)
+    return [x, g.dim(len(_vshape(x, []))), g.chance(0.5)], {}
+
+
+# ringtorch's sort is always stable, so PyTorch's stable sort is its reference.
+op("sort", g_sort, lambda a, k: tuple(torch.sort(a[0], dim=a[1], descending=a[2], stable=True)))
+op("argsort", g_sort, lambda a, k: torch.argsort(a[0], dim=a[1], descending=a[2], stable=True))
+
+
+def g_topk(g):
+    x = g.tensor(allowed=NUM, special=False)
+    s = _vshape(x, [])
+    d = g.dim(len(s))
+    size = s[d] if -len(s) <= d < len(s) else 1
+    # Distinct values (and no expanded view, which repeats them): which of equal elements topk
+    # returns is unspecified in PyTorch.
+    if x["T"]["view"] and x["T"]["view"][0][0] == "expand":
+        x = g.tensor(x["T"]["dtype"], s, special=False, view=False)
+    x["T"]["values"] = [v + i * 1e-3 if x["T"]["dtype"] != "int32" else v * 100 + i for i, v in enumerate(x["T"]["values"])] \
+        if x["T"]["dtype"] in ("float32", "float64", "int32") else x["T"]["values"]
+    return [x, g.r.randint(0, size) if g.chance(0.95) else size + 1, d, g.chance(0.5)], {}
+
+
+op("topk", g_topk, lambda a, k: tuple(torch.topk(a[0], a[1], a[2], a[3])))
+
+
+def g_cumulative(g):
+    x = g.tensor(allowed=NUM + ("bool",))
+    kw = {"dtype": g.pick(("float64", "float32"))} if g.chance(0.2) else {}
+    return [x, g.dim(len(_vshape(x, [])))], kw
+
+
+def t_cumulative(f):
+    return lambda a, k: f(a[0], a[1], dtype=TD[k["dtype"]] if "dtype" in k else None)
+
+
+op("cumsum", g_cumulative, t_cumulative(torch.cumsum))
+op("cumprod", g_cumulative, t_cumulative(torch.cumprod))
+
+
+def g_flip(g):
+    x = g.tensor(allowed=ANY)
+    nd = len(_vshape(x, []))
+    return [x, g.r.sample(range(nd), g.r.randint(0, nd)) if nd and g.chance(0.9) else [g.dim(nd)]], {}
+
+
+op("flip", g_flip, lambda a, k: torch.flip(a[0], a[1]))
+
+
+def g_roll(g):
+    x = g.tensor(allowed=ANY)
+    nd = len(_vshape(x, []))
+    if g.chance(0.3) or nd == 0:
+        return [x, g.r.randint(-5, 5), None], {}
+    k = g.r.randint(1, nd)
+    return [x, [g.r.randint(-5, 5) for _ in range(k)], g.r.sample(range(nd), k)], {}
+
+
+op("roll", g_roll, lambda a, k: torch.roll(a[0], a[1], a[2]))
+
+
+def g_repeat(g):
+    x = g.tensor(allowed=ANY)
+    nd = len(_vshape(x, []))
+    reps = [g.r.randint(0, 3) for _ in range(nd + g.r.randint(0, 2))]
+    if g.chance(0.05):
+        reps = reps[1:] if reps else [-1]
+    return [x, reps], {}
+
+
+op("repeat", g_repeat, lambda a, k: a[0].repeat(a[1]))
+
+EINSUMS = [("ij,jk->ik", [["i", "j"], ["j", "k"]]), ("ij->ji", [["i", "j"]]), ("ii->i", [["i", "i"]]), ("ii", [["i", "i"]]),
+           ("bij,bjk->bik", [["b", "i", "j"], ["b", "j", "k"]]), ("i,j->ij", [["i"], ["j"]]), ("i,i->", [["i"], ["i"]]),
+           ("ij->", [["i", "j"]]), ("...ij->...ji", [["b", "i", "j"]]), ("ij,ij->i", [["i", "j"], ["i", "j"]]),
+           ("ijk,k->ij", [["i", "j", "k"], ["k"]]), ("i,j,k->ijk", [["i"], ["j"], ["k"]]), ("ij,jk", [["i", "j"], ["j", "k"]])]
+
+
+def g_einsum(g):
+    eq, shapes = g.pick(EINSUMS)
+    sizes = {c: g.r.randint(0, 3) if g.chance(0.1) else g.r.randint(1, 3) for c in "bijk"}
+    dt = g.dtype(FLOATS)
+    ts = [g.tensor(dt, [sizes[c] for c in s]) for s in shapes]
+    if g.chance(0.04):
+        ts = ts[:-1] if len(ts) > 1 else ts + ts
+    return [eq, ts], {}
+
+
+op("einsum", g_einsum, lambda a, k: torch.einsum(a[0], *a[1]))
