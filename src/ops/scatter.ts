@@ -7,6 +7,7 @@ import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { full, onesLike, to, zerosLike } from "./creation.js";
 import { copyInPlace, div, eq, logicalAnd, mul, where } from "./elementwise.js";
+import { flatOffsets } from "./flat_offsets.js";
 import { gather, scatterAdd } from "./gather.js";
 import { installMethods } from "./install.js";
 import { assertSameDType, assertTensor, beginInPlace, contiguousData, describeValue, emptyTensor, viewOf } from "./util.js";
@@ -58,28 +59,6 @@ function checkIndex(x: Tensor, d: number, index: Tensor, srcShape: Shape | null,
   return values;
 }
 
-/** The flat offset into contiguous x of every index element (its own coordinates, index along d). */
-function flatTargets(index: Int32Array, indexShape: Shape, shape: Shape, d: number): Int32Array {
-  const strides: number[] = new Array<number>(shape.length);
-  let s = 1;
-  for (let i = shape.length - 1; i >= 0; i--) {
-    strides[i] = s;
-    s *= shape[i];
-  }
-  const out = new Int32Array(index.length);
-  const coord = new Array<number>(indexShape.length).fill(0);
-  for (let j = 0; j < index.length; j++) {
-    let offset = 0;
-    for (let i = 0; i < coord.length; i++) offset += (i === d ? index[j] : coord[i]) * strides[i];
-    out[j] = offset;
-    for (let i = coord.length - 1; i >= 0; i--) {
-      if (++coord[i] < indexShape[i]) break;
-      coord[i] = 0;
-    }
-  }
-  return out;
-}
-
 /** A contiguous copy of x with `op` applied at the targets, recording nothing. */
 function scatterRaw(x: Tensor, targets: Int32Array, src: Tensor, op: ScatterOp): Tensor {
   const out = emptyTensor(x.dtype, x.shape);
@@ -125,7 +104,7 @@ export function scatter(x: Tensor, dim: number, index: Tensor, src: Tensor | num
   if (reduce !== null) return scatterReduce(x, d, index, source, reduce === "add" ? "sum" : "prod");
   const idx = checkIndex(x, d, index, source.shape, op);
   const part = covered(source, index.shape);
-  const out = scatterRaw(x, flatTargets(idx, index.shape, x.shape, d), part, "assign");
+  const out = scatterRaw(x, flatOffsets(idx, index.shape, x.shape, d), part, "assign");
   return record(
     out,
     "ScatterBackward",
@@ -158,7 +137,7 @@ export function scatterReduce(x: Tensor, dim: number, index: Tensor, src: Tensor
   const d = normalizeDim(dim, Math.max(x.ndim, 1), op);
   const idx = checkIndex(x, d, index, src.shape, op);
   const part = covered(src, index.shape);
-  const targets = flatTargets(idx, index.shape, x.shape, d);
+  const targets = flatOffsets(idx, index.shape, x.shape, d);
   const out = noGrad(() => forward(x, targets, part, reduce, includeSelf, index, d));
   // The recorded result enters the prod/amax/amin formulas, so double backward sees its dependence on x and src.
   return record(out, "ScatterReduceBackward", [x, part], (g) => backward(g, x, index, part, out, d, reduce, includeSelf));
