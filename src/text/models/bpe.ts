@@ -1,5 +1,5 @@
 import { type Json, type JsonObject, TokenizerFormatError, arr, bool, describeJson, optStr, vocabJson, vocabMap } from "../json.js";
-import { type Model, reverseVocab } from "./model.js";
+import { VocabModel } from "./vocab_model.js";
 
 export interface BPEConfig {
   unkToken?: string | null;
@@ -17,17 +17,16 @@ const pairKey = (a: number, b: number) => a * 67108864 + b;
  * Byte-pair encoding: a word starts as characters and the pair with the lowest merge rank is
  * merged (the leftmost on ties) until no pair of the merge list is left.
  */
-export class BPE implements Model {
+export class BPE extends VocabModel {
   readonly type = "BPE";
   readonly config: Required<BPEConfig>;
-  private readonly vocabR: string[];
   /** pair key → rank, and pair key → id of the merged token. */
   private readonly ranks = new Map<number, number>();
   private readonly merged = new Map<number, number>();
   private readonly cache = new Map<string, number[]>();
-  constructor(readonly vocab: Map<string, number>, readonly merges: [string, string][], config: BPEConfig = {}) {
+  constructor(vocab: Map<string, number>, readonly merges: [string, string][], config: BPEConfig = {}) {
+    super(vocab, "BPE");
     this.config = { unkToken: null, continuingSubwordPrefix: null, endOfWordSuffix: null, fuseUnk: false, byteFallback: false, ignoreMerges: false, ...config };
-    this.vocabR = reverseVocab(vocab, "BPE");
     const prefixLen = this.config.continuingSubwordPrefix?.length ?? 0;
     merges.forEach(([a, b], rank) => {
       const ia = vocab.get(a);
@@ -132,18 +131,6 @@ export class BPE implements Model {
       }
       symbols = out;
     }
-  }
-  tokenToId(token: string): number | undefined {
-    return this.vocab.get(token);
-  }
-  idToToken(id: number): string | undefined {
-    return this.vocabR[id];
-  }
-  getVocab(): Map<string, number> {
-    return new Map(this.vocab);
-  }
-  getVocabSize(): number {
-    return this.vocab.size;
   }
   toJSON(): JsonObject {
     const c = this.config;

@@ -1,6 +1,6 @@
 import { type JsonObject, int, str, vocabJson, vocabMap } from "../json.js";
 import { charLength } from "../unicode.js";
-import { type Model, reverseVocab } from "./model.js";
+import { VocabModel } from "./vocab_model.js";
 
 export interface WordPieceConfig {
   unkToken?: string;
@@ -13,18 +13,17 @@ export interface WordPieceConfig {
  * then the longest "##"-prefixed entry that continues it; a word with any unmatched rest (or
  * longer than maxInputCharsPerWord characters) becomes one unknown token.
  */
-export class WordPiece implements Model {
+export class WordPiece extends VocabModel {
   readonly type = "WordPiece";
   readonly unkToken: string;
   readonly continuingSubwordPrefix: string;
   readonly maxInputCharsPerWord: number;
-  private readonly vocabR: string[];
   private readonly cache = new Map<string, { ids: number[]; tokens: string[] }>();
-  constructor(readonly vocab: Map<string, number>, config: WordPieceConfig = {}) {
+  constructor(vocab: Map<string, number>, config: WordPieceConfig = {}) {
+    super(vocab, "WordPiece");
     this.unkToken = config.unkToken ?? "[UNK]";
     this.continuingSubwordPrefix = config.continuingSubwordPrefix ?? "##";
     this.maxInputCharsPerWord = config.maxInputCharsPerWord ?? 100;
-    this.vocabR = reverseVocab(vocab, "WordPiece");
   }
   static fromJSON(o: JsonObject, path: string): WordPiece {
     return new WordPiece(vocabMap(o.vocab, `${path}.vocab`), {
@@ -78,18 +77,6 @@ export class WordPiece implements Model {
     const id = this.vocab.get(this.unkToken);
     if (id === undefined) throw new Error(`WordPiece: the unknown token ${JSON.stringify(this.unkToken)} is not in the vocabulary`);
     return { ids: [id], tokens: [this.unkToken] };
-  }
-  tokenToId(token: string): number | undefined {
-    return this.vocab.get(token);
-  }
-  idToToken(id: number): string | undefined {
-    return this.vocabR[id];
-  }
-  getVocab(): Map<string, number> {
-    return new Map(this.vocab);
-  }
-  getVocabSize(): number {
-    return this.vocab.size;
   }
   toJSON(): JsonObject {
     return { type: "WordPiece", unk_token: this.unkToken, continuing_subword_prefix: this.continuingSubwordPrefix, max_input_chars_per_word: this.maxInputCharsPerWord, vocab: vocabJson(this.vocab) };
