@@ -1,4 +1,5 @@
 import type { Tensor } from "../tensor/tensor.js";
+import { KeyedContainer } from "./keyed_container.js";
 import { Module } from "./module.js";
 import { checkArity } from "../util/options.js";
 
@@ -105,53 +106,26 @@ export class ModuleList<M extends Module = Module> extends IndexedModules {
  * Pass [name, module] pairs to keep the order of integer-like names: a JavaScript object literal
  * lists those first.
  */
-export class ModuleDict<M extends Module = Module> extends Module {
-  private readonly entriesMap = new Map<string, M>();
-
+export class ModuleDict<M extends Module = Module> extends KeyedContainer<M, M> {
   constructor(modules: Record<string, M> | Iterable<[string, M]> = {}) {
     super();
     checkArity("ModuleDict", arguments, 1, "new nn.ModuleDict({ name: module, … })");
-    const pairs = Symbol.iterator in Object(modules) ? (modules as Iterable<[string, M]>) : Object.entries(modules as Record<string, M>);
-    for (const [k, m] of pairs) this.set(k, m);
+    this.setAll(modules);
+  }
+
+  protected get kind(): string {
+    return "ModuleDict";
+  }
+
+  protected get noun(): string {
+    return "module";
+  }
+
+  protected checkValue(module: M, where: string): M {
+    return checkModule(module, where) as M;
   }
 
   protected override localChildren(): [string, Module][] {
     return [...this.entriesMap];
-  }
-
-  get size(): number {
-    return this.entriesMap.size;
-  }
-
-  get(key: string): M {
-    const m = this.entriesMap.get(key);
-    if (!m) throw new RangeError(`ModuleDict: no module named "${key}" (have: ${[...this.entriesMap.keys()].join(", ") || "none"})`);
-    return m;
-  }
-
-  set(key: string, module: M): this {
-    if (typeof key !== "string" || key === "" || key.includes(".")) throw new TypeError(`ModuleDict: a key must be a non-empty string without ".", got ${JSON.stringify(key)}`);
-    this.entriesMap.set(key, checkModule(module, `ModuleDict.set("${key}")`) as M);
-    return this;
-  }
-
-  has(key: string): boolean {
-    return this.entriesMap.has(key);
-  }
-
-  delete(key: string): boolean {
-    return this.entriesMap.delete(key);
-  }
-
-  keys(): IterableIterator<string> {
-    return this.entriesMap.keys();
-  }
-
-  values(): IterableIterator<M> {
-    return this.entriesMap.values();
-  }
-
-  entries(): IterableIterator<[string, M]> {
-    return this.entriesMap.entries();
   }
 }

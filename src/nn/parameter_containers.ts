@@ -1,5 +1,6 @@
 import { Tensor } from "../tensor/tensor.js";
 import { checkArity } from "../util/options.js";
+import { KeyedContainer } from "./keyed_container.js";
 import { Module } from "./module.js";
 import { Parameter } from "./parameter.js";
 
@@ -61,53 +62,26 @@ export class ParameterList extends Module {
 }
 
 /** Parameters by name, in insertion order (torch.nn.ParameterDict); names may not contain ".". */
-export class ParameterDict extends Module {
-  private readonly entriesMap = new Map<string, Parameter>();
-
+export class ParameterDict extends KeyedContainer<Tensor, Parameter> {
   constructor(parameters: Record<string, Tensor> | Iterable<[string, Tensor]> = {}) {
     super();
     checkArity("ParameterDict", arguments, 1, "new nn.ParameterDict({ name: p, … })");
-    const pairs = Symbol.iterator in Object(parameters) ? (parameters as Iterable<[string, Tensor]>) : Object.entries(parameters as Record<string, Tensor>);
-    for (const [k, p] of pairs) this.set(k, p);
+    this.setAll(parameters);
+  }
+
+  protected get kind(): string {
+    return "ParameterDict";
+  }
+
+  protected get noun(): string {
+    return "parameter";
+  }
+
+  protected checkValue(p: Tensor, where: string): Parameter {
+    return asParameter(p, where);
   }
 
   override localParameters(): [string, Parameter][] {
     return [...this.entriesMap];
-  }
-
-  get size(): number {
-    return this.entriesMap.size;
-  }
-
-  get(key: string): Parameter {
-    const p = this.entriesMap.get(key);
-    if (!p) throw new RangeError(`ParameterDict: no parameter named "${key}" (have: ${[...this.entriesMap.keys()].join(", ") || "none"})`);
-    return p;
-  }
-
-  set(key: string, p: Tensor): this {
-    if (typeof key !== "string" || key === "" || key.includes(".")) throw new TypeError(`ParameterDict: a key must be a non-empty string without ".", got ${JSON.stringify(key)}`);
-    this.entriesMap.set(key, asParameter(p, `ParameterDict.set("${key}")`));
-    return this;
-  }
-
-  has(key: string): boolean {
-    return this.entriesMap.has(key);
-  }
-
-  delete(key: string): boolean {
-    return this.entriesMap.delete(key);
-  }
-
-  keys(): IterableIterator<string> {
-    return this.entriesMap.keys();
-  }
-
-  values(): IterableIterator<Parameter> {
-    return this.entriesMap.values();
-  }
-
-  entries(): IterableIterator<[string, Parameter]> {
-    return this.entriesMap.entries();
   }
 }
