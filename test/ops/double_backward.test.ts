@@ -3,6 +3,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { grad, gradcheck } from "../../src/autograd/index.js";
+import { firstDerivative } from "./double_backward_support.js";
 import * as rt from "../../src/index.js";
 import type { Tensor } from "../../src/index.js";
 import { embedding } from "../../src/ops/embedding.js";
@@ -18,21 +19,6 @@ import { tril } from "../../src/ops/triangle.js";
 const gen = new rt.Generator(7);
 const input = (shape: number[]) => rt.randn(shape, { dtype: "float64", generator: gen, requiresGrad: true });
 const weights = (shape: readonly number[]) => rt.randn([...shape], { dtype: "float64", generator: gen });
-
-/** d/dx of ⟨f(x), w⟩ built with createGraph, as a function of the inputs. */
-function firstDerivative(f: (...xs: Tensor[]) => Tensor, shapeOf: (...xs: Tensor[]) => readonly number[]) {
-  let w: Tensor | null = null;
-  // gradcheck evaluates fn under noGrad for its finite differences; a gradient needs a graph.
-  return (...xs: Tensor[]): Tensor[] =>
-    rt.enableGrad(() => {
-      const y = f(...xs);
-      w ??= weights(shapeOf(...xs));
-      const differentiable = xs.filter((x) => x.requiresGrad);
-      const gs = grad(y, differentiable, w, { createGraph: true, allowUnused: true });
-      // A gradient that does not depend on the inputs (a bias's) has no second derivative to check.
-      return gs.filter((g): g is Tensor => g !== null && g.requiresGrad);
-    });
-}
 
 const cases: [string, (...xs: Tensor[]) => Tensor, number[][]][] = [
   ["softmax over the last dim", (x) => softmax(x, -1), [[3, 4]]],
@@ -59,7 +45,7 @@ describe("double backward", () => {
     it(`${name}: the createGraph gradient passes gradcheck`, () => {
       const xs = shapes.map(input);
       const shapeOf = (...ys: Tensor[]) => rt.noGrad(() => f(...ys).shape);
-      assert.ok(gradcheck(firstDerivative(f, shapeOf), xs));
+      assert.ok(gradcheck(firstDerivative(f, shapeOf, gen), xs));
     });
   }
 
