@@ -24,6 +24,6 @@ export { save, load } from "./serialization/object.js";
 export * as dist from "./distributed/index.js";
 export * as checkpoint from "./checkpoint/index.js";
 export * as track from "./track/index.js";
-export { record, recordError } from "./launch/index.js";
+export { record, recordError, spawn, multiprocessing, SpawnContext, ProcessException, ProcessRaisedException, ProcessExitedException, type SpawnOptions } from "./launch/index.js";
 export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./parallel/ddp.js";
 export * as parallel from "./parallel/index.js";

@@ -11,7 +11,8 @@ export interface WorkerCommand {
 // it): there `import "ringtorch"` in a worker must resolve to src/ through the "source" export
 // condition. An installed ringrun runs from dist/ and leaves the package's normal exports alone.
 const fromSource = import.meta.url.endsWith(".ts");
-const preloadUrl = new URL(fromSource ? "./worker_preload.ts" : "./worker_preload.js", import.meta.url).href;
+/** The preload every worker imports (error file, watch on its launcher); spawn() uses it too. */
+export const workerPreloadUrl = new URL(fromSource ? "./worker_preload.ts" : "./worker_preload.js", import.meta.url).href;
 const esmEntryUrl = new URL(fromSource ? "./esm_entry.ts" : "./esm_entry.js", import.meta.url).href;
 // Resolved from ringrun's own location so workers find tsx even where the script's folder has none.
 const tsxLoaderUrl = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
@@ -26,7 +27,7 @@ const tsxLoaderUrl = pathToFileURL(createRequire(import.meta.url).resolve("tsx")
  */
 export function workerCommand(entry: Entry, scriptArgs: readonly string[]): WorkerCommand {
   if (entry.kind === "executable") return { command: entry.command, args: [...scriptArgs] };
-  const nodeFlags = [...(fromSource ? ["--conditions=source"] : []), "--import", tsxLoaderUrl, "--import", preloadUrl];
+  const nodeFlags = [...(fromSource ? ["--conditions=source"] : []), "--import", tsxLoaderUrl, "--import", workerPreloadUrl];
   switch (entry.kind) {
     case "script":
       return { command: process.execPath, args: [...nodeFlags, "--import", esmEntryUrl, entry.path, ...scriptArgs] };
