@@ -31,3 +31,5 @@ export { StoreTimeoutError } from "./store/store.js";
 export { TCPStore, TCPStoreServer, StoreAuthError } from "./store/tcp_store.js";
 export { HashStore } from "./store/hash_store.js";
 export { PrefixStore } from "./store/prefix_store.js";
+export * as nn from "./nn/index.js";
+export * as pipelining from "./pipelining/index.js";

@@ -1,0 +1,3 @@
+/** torch.distributed.nn: communication that autograd differentiates through. */
+export * as functional from "./functional.js";
+export type { AutogradRecvOptions } from "./functional.js";
