@@ -28,3 +28,4 @@ export { generateSquareSubsequentMask } from "./attention.js";
 export * as init from "./init.js";
 export * as functional from "./functional.js";
 export * as utils from "./utils/index.js";
+export { DataParallel, type DataParallelOptions } from "./data_parallel/data_parallel.js";

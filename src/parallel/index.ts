@@ -3,3 +3,4 @@ export { GradBucket, type CommHook, type CommHookFuture, type LaunchRecord } fro
 export type { DdpComm, CommWork } from "./comm.js";
 export * as commHooks from "./comm_hooks.js";
 export { allReduceSum, allReduceMean, globalAccuracy, rank0First } from "./metrics.js";
+export { DataParallel, type DataParallelOptions } from "../nn/data_parallel/data_parallel.js";
