@@ -38,9 +38,12 @@ export function checkStackArguments(where: string, args: IArguments, options: un
 }
 
 /** The activation as PyTorch stores it: a plain function for a name, the module itself otherwise. */
+/** The "gelu" activation: one shared function, so that DataParallel's replicas can name it. */
+export const geluActivation = (x: Tensor): Tensor => gelu(x);
+
 export function resolveActivation(activation: Activation | undefined): ((x: Tensor) => Tensor) | Module {
   if (activation === undefined || activation === "relu") return relu;
-  if (activation === "gelu") return (x: Tensor) => gelu(x);
+  if (activation === "gelu") return geluActivation;
   if (typeof activation === "function" || activation instanceof Module) return activation;
   throw new TypeError(`transformer layer: activation must be "relu", "gelu", a function or a Module, got ${JSON.stringify(activation)}`);
 }

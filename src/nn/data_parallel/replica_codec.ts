@@ -5,6 +5,7 @@ import { Tensor } from "../../tensor/tensor.js";
 import { arrayTypeOf, type DType } from "../../tensor/dtype.js";
 import { Module } from "../module.js";
 import { Parameter } from "../parameter.js";
+import { geluActivation } from "../transformer_common.js";
 
 /** A tensor's layout over its shared memory, sent to another thread without a copy. */
 export interface TensorDesc {
@@ -47,7 +48,7 @@ type Encoded =
 
 const opsByFunction = new Map<unknown, string>();
 const functionsByName = new Map<string, unknown>();
-for (const [name, value] of Object.entries(ops)) {
+for (const [name, value] of [...Object.entries(ops), ["geluActivation", geluActivation] as const]) {
   if (typeof value !== "function" || opsByFunction.has(value)) continue;
   opsByFunction.set(value, name);
   functionsByName.set(name, value);

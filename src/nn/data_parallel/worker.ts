@@ -54,6 +54,9 @@ async function classRegistry(): Promise<Map<string, typeof rt.nn.Module>> {
 
 let replica: Module;
 let output: rt.Tensor | null = null;
+// A failure anywhere is answered, so the main thread never waits out its timeout for a dead replica.
+process.on("uncaughtException", fail);
+process.on("unhandledRejection", fail);
 // No top-level await: from sources this file is loaded through tsx's CommonJS hook.
 void classRegistry().then((classes) => {
   replica = decodeModule(setup.module, classes);
@@ -83,4 +86,4 @@ void classRegistry().then((classes) => {
     }
   });
   reply({ ready: true });
-}, fail);
+}).catch(fail);

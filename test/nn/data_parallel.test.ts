@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import * as rt from "../../src/index.js";
+import { ResidualMLP } from "./fixtures/dp_model.js";
+
+const { nn, optim } = rt;
+type Tensor = rt.Tensor;
+
+function maxDiff(a: Tensor, b: Tensor): number {
+  return a.sub(b).abs().max().item();
+}
+
+/** Gradients of the module on the whole batch, in one thread: the reference. */
+function referenceGrads(model: rt.nn.Module, x: Tensor, y: Tensor): { out: Tensor; grads: Tensor[] } {
+  model.zeroGrad();
+  const out = model.call(x) as Tensor;
+  nn.functional.mseLoss(out, y).backward();
+  const grads = [...model.parameters()].map((p) => p.grad!.clone());
+  model.zeroGrad();
+  return { out: out.detach(), grads };
+}
+
+const opened: rt.nn.DataParallel[] = [];
+function dataParallel(model: rt.nn.Module, options: rt.nn.DataParallelOptions): rt.nn.DataParallel {
+  const dp = new nn.DataParallel(model, options);
+  opened.push(dp);
+  return dp;
+}
+after(() => Promise.all(opened.map((dp) => dp.close())));
+
+describe("nn.DataParallel on worker threads", () => {
+  rt.setNumThreads(1);
+
+  it("gives the gradients of one thread on the whole batch (MLP; 1, 2, 3 replicas; batches that do not divide, and smaller than the replicas)", () => {
+    rt.manualSeed(0);
+    const model = new nn.Sequential(new nn.Linear(6, 16), new nn.GELU(), new nn.Linear(16, 16), new nn.Tanh(), new nn.Linear(16, 3));
+    for (const threads of [1, 2, 3]) {
+      const dp = dataParallel(model, { threads });
+      for (const n of [10, 2, 1]) {
+        const x = rt.randn([n, 6]);
+        const y = rt.randn([n, 3]);
+        const ref = referenceGrads(model, x, y);
+        const out = dp.call(x);
+        nn.functional.mseLoss(out, y).backward();
+        assert.ok(maxDiff(out, ref.out) <= 1e-6, `output, ${threads} threads, batch ${n}`);
+        [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}, ${threads} threads, batch ${n}`));
+        model.zeroGrad();
+      }
+    }
+  });
+
+  it("replicas see optimizer steps on the shared parameters: 3 SGD steps match one thread", () => {
+    rt.manualSeed(1);
+    const a = new nn.Sequential(new nn.Linear(6, 8), new nn.ReLU(), new nn.Linear(8, 3));
+    const b = nn.deepCopy(a);
+    const dp = dataParallel(b, { threads: 2 });
+    const optA = new optim.SGD(a.parameters(), { lr: 0.1, momentum: 0.9 });
+    const optB = new optim.SGD(b.parameters(), { lr: 0.1, momentum: 0.9 });
+    for (let step = 0; step < 3; step++) {
+      const x = rt.randn([7, 6]);
+      const y = rt.randn([7, 3]);
+      for (const [m, opt] of [[a, optA], [dp, optB]] as const) {
+        opt.zeroGrad();
+        nn.functional.mseLoss(m.call(x) as Tensor, y).backward();
+        opt.step();
+      }
+    }
+    [...a.parameters()].forEach((p, i) => assert.ok(maxDiff([...b.parameters()][i]!, p) <= 1e-5, `parameter ${i}`));
+  });
+
+  it("a small Transformer (attention, layer norm, gelu activation held as a function) gives the same gradients", () => {
+    rt.manualSeed(2);
+    const layer = () => new nn.TransformerEncoderLayer(16, 4, { dimFeedforward: 32, dropout: 0, activation: "gelu", batchFirst: true });
+    const model = new nn.Sequential(layer(), layer(), new nn.Linear(16, 3));
+    const x = rt.randn([5, 7, 16]);
+    const y = rt.randn([5, 7, 3]);
+    const ref = referenceGrads(model, x, y);
+    const dp = dataParallel(model, { threads: 2 });
+    const out = dp.call(x);
+    nn.functional.mseLoss(out, y).backward();
+    assert.ok(maxDiff(out, ref.out) <= 1e-5);
+    [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}`));
+    // Without grad (evaluation), the outputs are gathered and nothing is recorded.
+    const evalOut = rt.noGrad(() => dp.call(x));
+    assert.equal(evalOut.requiresGrad, false);
+    assert.ok(maxDiff(evalOut, ref.out) <= 1e-5);
+  });
+
+  it("a model class of the user's own is rebuilt from the files named in classes; without them the error says what to do", () => {
+    rt.manualSeed(3);
+    const model = new ResidualMLP();
+    const x = rt.randn([6, 6]);
+    const y = rt.randn([6, 3]);
+    const ref = referenceGrads(model, x, y);
+    const dp = dataParallel(model, { threads: 2, classes: [new URL("./fixtures/dp_model.ts", import.meta.url).href] });
+    nn.functional.mseLoss(dp.call(x), y).backward();
+    [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}`));
+
+    const unknown = dataParallel(new ResidualMLP(), { threads: 2 });
+    assert.throws(() => unknown.call(x), /replica 1 failed in its start-up: DataParallel: the worker thread does not know the module class ResidualMLP; export it from a file and name that file in DataParallel's classes option/);
+  });
+
+  it("refuses what it cannot do, saying why", () => {
+    const model = new nn.Linear(4, 2);
+    assert.throws(() => new nn.DataParallel(model, { threads: 0 }), /threads must be an integer in 1\.\.64, got 0/);
+    assert.throws(() => new nn.DataParallel(model, { thread: 2 } as never), /unknown option "thread"; did you mean threads\?/);
+    const dp = dataParallel(model, { threads: 2 });
+    assert.throws(() => dp.call(rt.randn([3, 4], { requiresGrad: true })), /an input that requires grad is not supported/);
+    const odd = new nn.Linear(4, 2) as rt.nn.Linear & { scale?: (x: Tensor) => Tensor };
+    odd.scale = (x: Tensor) => x.mul(2);
+    assert.throws(() => new nn.DataParallel(odd, { threads: 2 }), /module\.scale holds a function \(anonymous\) that a worker thread cannot rebuild/);
+  });
+});
