@@ -9,6 +9,7 @@ import { Tensor } from "../../tensor/tensor.js";
 import { siblingModule, spawnWorker } from "../../util/spawn_worker.js";
 import { checkArity, checkOptions } from "../../util/options.js";
 import { Module } from "../module.js";
+import { setNumThreads } from "../../backend/num_threads.js";
 import { describeTensor, encodeModule, tensorOf, type TensorDesc } from "./replica_codec.js";
 
 export interface DataParallelOptions {
@@ -41,8 +42,8 @@ type Reply = { error?: { message: string; stack?: string }; output?: TensorDesc;
  * on the gathered output gives the same gradients as the module on the whole batch.
  *
  * The call is synchronous, as any module's: the main thread blocks in Atomics.wait while the
- * replicas finish. Each replica runs kernels on one thread (setNumThreads(1) in the workers; set
- * it on the main thread too, so that the threads do not compete for cores). The module takes one
+ * replicas finish. The kernels' thread pool belongs to the process, and DataParallel sets it to
+ * one thread (setNumThreads(1)): the replicas are the parallelism. The module takes one
  * tensor and returns one tensor. Replicas are rebuilt from the module's structure: ringtorch's nn
  * classes are known to the workers; classes of your own must be exported from files named in
  * `classes`. Forward hooks and parameters replaced after construction are not followed except
@@ -70,6 +71,8 @@ export class DataParallel extends Module {
     this.timeoutMs = options.timeoutMs ?? 10 * 60 * 1000;
     this.classes = [...(options.classes ?? [])];
     const encoded = encodeModule(module);
+    // The kernels' pool is the process's: the replicas are the parallelism, one kernel thread each.
+    setNumThreads(1);
     this.sentBuffers = this.parameterBuffers();
     for (let slot = 1; slot < threads; slot++) {
       const { port1, port2 } = new MessageChannel();
