@@ -38,18 +38,20 @@ describe("pipeline schedules (no processes)", () => {
 });
 
 /**
- * One launch of 3 ranks runs every case (workers/pipeline.ts): model parallelism by hand through
+ * One launch of 4 ranks runs every case (workers/pipeline.ts): model parallelism by hand through
  * autograd send/recv, 3- and 2-stage pipelines with GPipe and 1F1B over micro-batch counts that do
- * not divide the batch, each checked against the unsplit model on one process; then bad input.
+ * not divide the batch, 2 stages x 2 data-parallel replicas, each checked against the unsplit
+ * model on one process; then bad input.
  */
 describe("pipeline parallelism against the unsplit model", () => {
-  it("outputs, summed loss and every parameter's gradient within 1e-5; bad input named", async () => {
-    const results = await launch({ world: 3, script: "pipeline.ts", timeoutMs: 180_000 });
+  it("outputs, summed loss and every parameter's gradient within 1e-5 (also PP x DP on 4 ranks); bad input named", async () => {
+    const results = await launch({ world: 4, script: "pipeline.ts", timeoutMs: 180_000 });
     for (const r of results) assert.equal(r.code, 0, explain(results));
     const reports = results.map((r) => r.result as Report);
     reports.forEach((rep, rank) => {
       assert.deepEqual(rep.failures, [], `rank ${rank}`);
-      assert.ok(rep.cases >= 20, `rank ${rank} checked only ${rep.cases} values`);
+      // Rank 3 takes part in the PP x DP cases only.
+      assert.ok(rep.cases >= (rank === 3 ? 10 : 20), `rank ${rank} checked only ${rep.cases} values`);
       assert.match(rep.errors.missingSplit!, /split point "9" is not a child of the model; its children are 0, 1, 2, 3, 4, 5, 6/);
     });
     assert.match(reports[0]!.errors.tooManyMicrobatches!, /5 micro-batches need at least 5 samples, but the input batch has 4/);

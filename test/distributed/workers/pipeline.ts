@@ -1,4 +1,4 @@
-// One rank of test/distributed/pipeline.test.ts (3 ranks). Every case is checked against the
+// One rank of test/distributed/pipeline.test.ts (4 ranks). Every case is checked against the
 // unsplit model run on this one process from the same weights: outputs, loss, and the gradient of
 // every parameter this rank holds. Prints RESULT {failures, cases, errors}.
 import * as rt from "../../../src/index.js";
@@ -77,6 +77,32 @@ function pipelineCase(ranks: number[], splitPoints: string[], kind: "gpipe" | "1
   if (kind === "1f1b" ? peak > ranks.length - s : peak !== m) failures.push(`${name}: stage ${s} held ${peak} micro-batches at once`);
 }
 
+/**
+ * 2-D parallelism on 4 ranks: pipelines {0, 1} and {2, 3} each train on half of the batch (data
+ * parallel groups {0, 2} and {1, 3}); after the step each stage's gradients are averaged over its
+ * data-parallel group. Against the unsplit model on the whole batch.
+ */
+function pipelineTimesData(kind: "gpipe" | "1f1b"): void {
+  const pipes = [dist.newGroup([0, 1]), dist.newGroup([2, 3])];
+  const replicas = [dist.newGroup([0, 2]), dist.newGroup([1, 3])];
+  const n = 12;
+  const name = `PP x DP ${kind}`;
+  const ref = reference(n, "mean");
+  const replica = rank < 2 ? 0 : 1;
+  const s = rank % 2;
+  const pipe = pipelining.pipeline(model(), { splitPoints: ["3"] });
+  const stage = pipe.buildStage(s, { group: pipes[replica] });
+  const Schedule = kind === "gpipe" ? pipelining.ScheduleGPipe : pipelining.Schedule1F1B;
+  const schedule = new Schedule(stage, { nMicrobatches: 4, lossFn: (o, t) => nn.functional.mseLoss(o, t), lossScaling: "mean" });
+  const { x, y } = batch(n);
+  const shard = (t: Tensor) => t.narrow(0, replica * (n / 2), n / 2);
+  const out = stage.isFirst ? schedule.step(shard(x)) : schedule.step({ target: shard(y) });
+  if (stage.isLast) close(`${name}: output of replica ${replica}`, out, shard(ref.out));
+  const params = [...pipe.getStageModule(s).namedParameters()];
+  dist.allReduceCoalesced(params.map(([, p]) => p.grad!), { op: dist.ReduceOp.AVG, group: replicas[s] });
+  for (const [pname, p] of params) close(`${name}: grad of ${pname} on stage ${s}`, p.grad, ref.grads.get(pname));
+}
+
 /** Model parallelism by hand: layers 0-3 on rank 0, 4-6 on rank 1, autograd through send/recv. */
 function byHand(): void {
   if (rank > 1) return;
@@ -112,6 +138,8 @@ pipelineCase([0, 1, 2], ["2", "4"], "1f1b", 10, 4, "mean");
 pipelineCase([0, 1, 2], ["3", "6"], "1f1b", 9, 9, "sum");
 pipelineCase([0, 1], ["3"], "gpipe", 7, 3, "mean");
 pipelineCase([0, 1], ["3"], "1f1b", 7, 5, "sum");
+pipelineTimesData("gpipe");
+pipelineTimesData("1f1b");
 
 // Bad input, last: a failed step leaves receives posted that later cases would match.
 capture("missingSplit", () => pipelining.pipeline(model(), { splitPoints: ["9"] }));
