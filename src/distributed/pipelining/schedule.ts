@@ -6,7 +6,7 @@ import { Tensor } from "../../tensor/tensor.js";
 import { formatShape } from "../../tensor/shape.js";
 import { checkArity, checkOptions } from "../../util/options.js";
 import type { Work } from "../work.js";
-import { type Action, gpipeOrder, idealBubbleFraction, oneFOneBOrder, peakInFlight } from "./schedule_orders.js";
+import { type Action, gpipeOrder, idealBubbleFraction, oneFOneBOrder } from "./schedule_orders.js";
 import type { PipelineStage } from "./stage.js";
 
 export interface ScheduleOptions {
@@ -41,7 +41,7 @@ export interface StepTimeline {
   readonly totalMs: number;
   /** 1 - (time computing) / (step time): waiting for peers and messages is the bubble. */
   readonly bubbleFraction: number;
-  /** The most micro-batches whose activations this stage held at once. */
+  /** The most micro-batches whose activations (graph and saved tensors) this stage held at once, counted as the step ran. */
   readonly peakMicrobatches: number;
 }
 
@@ -120,6 +120,7 @@ export abstract class PipelineSchedule {
     const outputs: Tensor[] = [];
     const sends: Work[] = [];
     const timeline: { kind: "F" | "B"; mb: number; start: number; end: number; waitMs: number; heldBytes: number | null }[] = [];
+    let peak = 0;
     const t0 = performance.now();
     order.forEach((action) => {
       const start = performance.now();
@@ -149,6 +150,7 @@ export abstract class PipelineSchedule {
           stage.postGradient(mb, out.shape);
           saved.set(mb, { input, root: out });
         }
+        peak = Math.max(peak, saved.size);
       } else {
         const { input, root } = saved.get(mb)!;
         saved.delete(mb);
@@ -166,7 +168,7 @@ export abstract class PipelineSchedule {
     for (const w of sends) w.wait();
     const totalMs = performance.now() - t0;
     const busy = timeline.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
-    this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peakInFlight(order) };
+    this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };
     return stage.isLast ? cat(outputs, 0) : undefined;
   }
 
