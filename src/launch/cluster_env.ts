@@ -1,3 +1,7 @@
+import { firstSlurmHost } from "../util/scheduler_env.js";
+
+export { firstSlurmHost };
+
 /**
  * What a cluster scheduler already tells ringrun about the job's nodes. Explicit flags (and
  * PET_* variables) win over everything here; these only fill in what the user left out.
@@ -25,7 +29,9 @@ export function detectCluster(env: NodeJS.ProcessEnv): ClusterHints | undefined 
       nodeRank: intOrUndefined(env.SLURM_NODEID),
       // A user's own MASTER_ADDR (a common line in sbatch scripts) beats the guess from the list.
       masterAddr: env.MASTER_ADDR ?? (nodelist === undefined ? undefined : firstSlurmHost(nodelist)),
-      masterPort: intOrUndefined(env.MASTER_PORT),
+      // The same port a rank started by srun alone would use (scheduler_env.ts): two jobs sharing
+      // a node do not both ask for 29500.
+      masterPort: intOrUndefined(env.MASTER_PORT) ?? slurmPort(env.SLURM_JOB_ID),
       runId: env.SLURM_JOB_ID,
     };
   }
@@ -43,23 +49,9 @@ export function detectCluster(env: NodeJS.ProcessEnv): ClusterHints | undefined 
   return undefined;
 }
 
-/**
- * The first host of a Slurm node list: "gpu[07-09,12],cpu1" → "gpu07", "rack[1-2]-n[3,5]" → "rack1-n3".
- * Commas inside brackets separate ranges, outside them hosts.
- */
-export function firstSlurmHost(nodelist: string): string {
-  let depth = 0;
-  let end = nodelist.length;
-  for (let i = 0; i < nodelist.length; i++) {
-    const c = nodelist[i];
-    if (c === "[") depth++;
-    else if (c === "]") depth--;
-    else if (c === "," && depth === 0) {
-      end = i;
-      break;
-    }
-  }
-  return nodelist.slice(0, end).replace(/\[([^\]]*)\]/g, (_, ranges: string) => ranges.split(",")[0]!.split("-")[0]!);
+function slurmPort(jobId: string): number | undefined {
+  const id = intOrUndefined(jobId);
+  return id === undefined ? undefined : 15000 + (id % 10000);
 }
 
 function intOrUndefined(value: string | undefined): number | undefined {

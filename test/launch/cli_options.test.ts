@@ -104,7 +104,7 @@ test("--rdzv-conf sets the rendezvous timeouts in seconds", () => {
 test("under Slurm the node layout and run id come from its variables, and explicit flags win", () => {
   const slurm = { SLURM_JOB_ID: "4711", SLURM_NNODES: "4", SLURM_NODEID: "2", SLURM_JOB_NODELIST: "gpu[07-09,12],cpu1", RINGTORCH_STORE_TOKEN: "s" };
   const c = config([script], slurm);
-  assert.deepEqual([c.maxNodes, c.nodeRank, c.storeHost, c.storePort, c.runId], [4, 2, "gpu07", 29500, "4711"]);
+  assert.deepEqual([c.maxNodes, c.nodeRank, c.storeHost, c.storePort, c.runId], [4, 2, "gpu07", 19711, "4711"]);
   const flags = config(["--nnodes", "2", "--node-rank", "1", "--master-addr", "10.1.1.1", "--rdzv-id", "mine", script], slurm);
   assert.deepEqual([flags.maxNodes, flags.nodeRank, flags.storeHost, flags.runId], [2, 1, "10.1.1.1", "mine"]);
 });
