@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -14,6 +14,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const COLLECTIVES = join(ROOT, "test/distributed/workers/collectives.ts");
 const DDP_EXAMPLE = join(ROOT, "examples/ddp_mlp.ts");
 const SBATCH = join(ROOT, "examples/slurm/train.sbatch");
+const RINGRUN = join(ROOT, "bin/ringrun.js");
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 interface JobRun {
@@ -103,6 +104,33 @@ describe("Slurm: srun and sbatch start ringtorch jobs without ringrun", { skip: 
   it("sbatch -n 2 train.sbatch: the collectives too", async () => {
     const job = await sbatch(2, COLLECTIVES, [], { CASE_GRID: "small" });
     checkCollectiveReports(job.code, job.tasks, 2, job.output);
+  });
+
+  it("one ringrun per node under srun: the node layout and store port come from Slurm, the token from the file", async () => {
+    const { env, prefix } = jobEnv({ CASE_GRID: "small", RINGTORCH_QUIET: "0" });
+    const logs = `${prefix}-logs`;
+    const r = await exec("srun", ["-N", "1", "-n", "1", "-o", `${prefix}-ringrun.out`, "-e", `${prefix}-ringrun.out`, process.execPath, RINGRUN, "--nproc-per-node", "3", "--log-dir", logs, "--redirects", "3", COLLECTIVES], env);
+    const ringrunOut = existsSync(`${prefix}-ringrun.out`) ? readFileSync(`${prefix}-ringrun.out`, "utf8") : "";
+    const [runId] = existsSync(logs) ? readdirSync(logs) : [];
+    assert.ok(runId, `${r.output}\n${ringrunOut}`);
+    // The Slurm job id names the run, as torchrun's --rdzv-id would.
+    assert.match(runId, /^\d+$/);
+    assert.match(ringrunOut, new RegExp(`--master-port ${15000 + (Number(runId) % 10000)} from Slurm`));
+    const attempt = join(logs, runId, "attempt_0");
+    const tasks = [0, 1, 2].map((t) => ({ stdout: readFileSync(join(attempt, String(t), "stdout.log"), "utf8"), stderr: readFileSync(join(attempt, String(t), "stderr.log"), "utf8") }));
+    checkCollectiveReports(r.code, tasks, 3, `${r.output}\n${ringrunOut}`);
+  });
+
+  it("a token file that others can read is refused by every task and by ringrun, with the fix", async () => {
+    const { env, prefix } = jobEnv();
+    chmodSync(env.RINGTORCH_STORE_TOKEN_FILE!, 0o644);
+    const direct = await exec("srun", ["-n", "2", "-o", `${prefix}-%t.out`, "-e", `${prefix}-%t.err`, process.execPath, "--import", TSX, "--conditions=source", COLLECTIVES], env);
+    const job = collect(direct.code, direct.output, prefix, 2);
+    assert.notEqual(job.code, 0);
+    for (const t of job.tasks) assert.match(t.stderr, /RINGTORCH_STORE_TOKEN_FILE=\S+ is readable by others \(mode 644\).*chmod 600/);
+    const viaRingrun = await exec("srun", ["-n", "1", process.execPath, RINGRUN, "--nproc-per-node", "2", COLLECTIVES], env);
+    assert.equal(viaRingrun.code, 2, viaRingrun.output);
+    assert.match(viaRingrun.output, /ringrun: error: RINGTORCH_STORE_TOKEN_FILE=\S+ is readable by others/);
   });
 
   it("a rank that dies mid-collective: the others end with ringtorch's error naming it, and nothing is left", async () => {
