@@ -59,6 +59,12 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
   checkOptions("initProcessGroup", opts, ["backend", "initMethod", "rank", "worldSize", "timeoutMs", "token"]);
   if (current) throw new Error("initProcessGroup: the default process group is already initialised; call destroyProcessGroup() first");
   const backend = opts.backend ?? "ringtorch";
+  if (backend === "mpi") {
+    throw new Error(
+      'initProcessGroup: backend "mpi" (collectives on an MPI library) is not part of this build. Under mpirun, leave the backend out: ' +
+        "ranks come from Open MPI's variables and the collectives run on ringtorch's own shared-memory and TCP transports",
+    );
+  }
   if (!["ringtorch", "gloo", "cpu"].includes(backend)) {
     throw new Error(`initProcessGroup: backend ${JSON.stringify(backend)} is not available; ringtorch has one CPU backend, "ringtorch" (alias "gloo")`);
   }

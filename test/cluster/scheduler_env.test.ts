@@ -124,3 +124,9 @@ test("RINGTORCH_STORE_TOKEN_FILE: read when private to this user, refused with t
   assert.throws(() => readTokenFileEnv({ RINGTORCH_STORE_TOKEN_FILE: join(dir, "empty") }), /is empty/);
   assert.throws(() => readTokenFileEnv({ RINGTORCH_STORE_TOKEN_FILE: join(dir, "missing") }), /cannot read the job token file \(ENOENT\)/);
 });
+
+test('initProcessGroup({ backend: "mpi" }) says it is not built and what runs under mpirun instead', async () => {
+  const dist = await import("../../src/distributed/index.js");
+  await assert.rejects(dist.initProcessGroup({ backend: "mpi" }), /backend "mpi" \(collectives on an MPI library\) is not part of this build\. Under mpirun, leave the backend out/);
+  assert.equal(dist.isInitialized(), false);
+});
