@@ -1,4 +1,4 @@
-import { firstSlurmHost } from "../util/scheduler_env.js";
+import { firstSlurmHost, slurmStorePort } from "../util/scheduler_env.js";
 
 export { firstSlurmHost };
 
@@ -22,16 +22,17 @@ export function detectCluster(env: NodeJS.ProcessEnv): ClusterHints | undefined 
   // must not read them as the node layout.
   if (env.RINGTORCH_AGENT_PID !== undefined) return undefined;
   if (env.SLURM_JOB_ID !== undefined && env.SLURM_NNODES !== undefined && env.SLURM_NODEID !== undefined) {
-    const nodelist = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
+    // Inside `srun` the step's nodes, which may be fewer than the job's; in the batch script the job's.
+    const nodelist = env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
     return {
       source: "Slurm",
-      nnodes: intOrUndefined(env.SLURM_NNODES),
+      nnodes: intOrUndefined(env.SLURM_STEP_NUM_NODES ?? env.SLURM_NNODES),
       nodeRank: intOrUndefined(env.SLURM_NODEID),
       // A user's own MASTER_ADDR (a common line in sbatch scripts) beats the guess from the list.
       masterAddr: env.MASTER_ADDR ?? (nodelist === undefined ? undefined : firstSlurmHost(nodelist)),
       // The same port a rank started by srun alone would use (scheduler_env.ts): two jobs sharing
       // a node do not both ask for 29500.
-      masterPort: intOrUndefined(env.MASTER_PORT) ?? slurmPort(env.SLURM_JOB_ID),
+      masterPort: intOrUndefined(env.MASTER_PORT) ?? mapDefined(intOrUndefined(env.SLURM_JOB_ID), slurmStorePort),
       runId: env.SLURM_JOB_ID,
     };
   }
@@ -49,9 +50,8 @@ export function detectCluster(env: NodeJS.ProcessEnv): ClusterHints | undefined 
   return undefined;
 }
 
-function slurmPort(jobId: string): number | undefined {
-  const id = intOrUndefined(jobId);
-  return id === undefined ? undefined : 15000 + (id % 10000);
+function mapDefined<T, U>(value: T | undefined, f: (v: T) => U): U | undefined {
+  return value === undefined ? undefined : f(value);
 }
 
 function intOrUndefined(value: string | undefined): number | undefined {

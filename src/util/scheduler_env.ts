@@ -60,9 +60,14 @@ function slurmWorld(env: NodeJS.ProcessEnv): SchedulerWorld {
     localRank: env.SLURM_LOCALID === undefined ? 0 : int(env, "SLURM_LOCALID"),
     localWorldSize: perNode === undefined || nodeId === undefined ? undefined : tasksOnNode(perNode, nodeId),
     masterAddr: firstSlurmHost(nodelist),
-    masterPort: PORT_BASE + (jobId % PORT_SPAN),
+    masterPort: slurmStorePort(jobId),
     jobId: `${jobId}.${env.SLURM_STEP_ID}`,
   };
+}
+
+/** Where rank 0 (or node 0's ringrun) of Slurm job `jobId` hosts the store, unless MASTER_PORT says. */
+export function slurmStorePort(jobId: number): number {
+  return PORT_BASE + (jobId % PORT_SPAN);
 }
 
 function mpiWorld(env: NodeJS.ProcessEnv, source: "Open MPI" | "PMI", rankName: string, sizeName: string, localName: string, localSizeName: string): SchedulerWorld {
