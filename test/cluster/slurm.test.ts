@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -15,6 +15,7 @@ const COLLECTIVES = join(ROOT, "test/distributed/workers/collectives.ts");
 const DDP_EXAMPLE = join(ROOT, "examples/ddp_mlp.ts");
 const SBATCH = join(ROOT, "examples/slurm/train.sbatch");
 const RINGRUN = join(ROOT, "bin/ringrun.js");
+const RINGRUN_SBATCH = join(ROOT, "examples/slurm/ringrun.sbatch");
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 interface JobRun {
@@ -36,8 +37,12 @@ describe("Slurm: srun and sbatch start ringtorch jobs without ringrun", { skip: 
   before(async () => {
     cluster = await startSlurm();
     work = cluster.dir;
-    // sbatch runs in the submit folder, where the example expects `--import tsx` to resolve.
-    symlinkSync(join(ROOT, "node_modules"), join(work, "node_modules"));
+    // sbatch runs in the submit folder, a user's project where `npm install ringtorch` put tsx and
+    // ringrun: the examples expect `--import tsx` and `npx ringrun` to resolve there.
+    mkdirSync(join(work, "node_modules/.bin"), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules/tsx"), join(work, "node_modules/tsx"));
+    symlinkSync(ROOT, join(work, "node_modules/ringtorch"));
+    symlinkSync("../ringtorch/bin/ringrun.js", join(work, "node_modules/.bin/ringrun"));
   });
   after(async () => {
     await cluster?.stop();
@@ -106,19 +111,19 @@ describe("Slurm: srun and sbatch start ringtorch jobs without ringrun", { skip: 
     checkCollectiveReports(job.code, job.tasks, 2, job.output);
   });
 
-  it("one ringrun per node under srun: the node layout and store port come from Slurm, the token from the file", async () => {
+  it("ringrun.sbatch: one ringrun per node under srun, with node layout, store port and run id from Slurm", async () => {
     const { env, prefix } = jobEnv({ CASE_GRID: "small", RINGTORCH_QUIET: "0" });
     const logs = `${prefix}-logs`;
-    const r = await exec("srun", ["-N", "1", "-n", "1", "-o", `${prefix}-ringrun.out`, "-e", `${prefix}-ringrun.out`, process.execPath, RINGRUN, "--nproc-per-node", "3", "--log-dir", logs, "--redirects", "3", COLLECTIVES], env);
-    const ringrunOut = existsSync(`${prefix}-ringrun.out`) ? readFileSync(`${prefix}-ringrun.out`, "utf8") : "";
+    const r = await exec("sbatch", ["--wait", "-N", "1", "-o", `${prefix}.batch`, RINGRUN_SBATCH, "--nproc-per-node", "3", "--log-dir", logs, "--redirects", "3", COLLECTIVES], env);
+    const batch = existsSync(`${prefix}.batch`) ? readFileSync(`${prefix}.batch`, "utf8") : "";
     const [runId] = existsSync(logs) ? readdirSync(logs) : [];
-    assert.ok(runId, `${r.output}\n${ringrunOut}`);
+    assert.ok(runId, `${r.output}\n${batch}`);
     // The Slurm job id names the run, as torchrun's --rdzv-id would.
     assert.match(runId, /^\d+$/);
-    assert.match(ringrunOut, new RegExp(`--master-port ${15000 + (Number(runId) % 10000)} from Slurm`));
+    assert.match(batch, new RegExp(`--master-port ${15000 + (Number(runId) % 10000)} from Slurm`));
     const attempt = join(logs, runId, "attempt_0");
     const tasks = [0, 1, 2].map((t) => ({ stdout: readFileSync(join(attempt, String(t), "stdout.log"), "utf8"), stderr: readFileSync(join(attempt, String(t), "stderr.log"), "utf8") }));
-    checkCollectiveReports(r.code, tasks, 3, `${r.output}\n${ringrunOut}`);
+    checkCollectiveReports(r.code, tasks, 3, `${r.output}\n${batch}`);
   });
 
   it("a token file that others can read is refused by every task and by ringrun, with the fix", async () => {
