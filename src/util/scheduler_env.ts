@@ -39,11 +39,12 @@ export function schedulerWorld(env: NodeJS.ProcessEnv = process.env): SchedulerW
   if (env.PMI_SIZE !== undefined && env.PMI_RANK !== undefined) return mpiWorld(env, "PMI", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
   // Only a task of a job step: a batch script itself also has SLURM_PROCID=0 and SLURM_NTASKS,
   // but `node train.ts` run there is one process, not rank 0 of N.
-  if (env.SLURM_PROCID !== undefined && env.SLURM_STEP_ID !== undefined && env.SLURM_JOB_ID !== undefined && env.SLURM_STEP_ID !== "batch") return slurmWorld(env);
+  const step = env.SLURM_STEP_ID ?? env.SLURM_STEPID;
+  if (env.SLURM_PROCID !== undefined && step !== undefined && step !== "batch" && env.SLURM_JOB_ID !== undefined) return slurmWorld(env, step);
   return undefined;
 }
 
-function slurmWorld(env: NodeJS.ProcessEnv): SchedulerWorld {
+function slurmWorld(env: NodeJS.ProcessEnv, step: string): SchedulerWorld {
   const rank = int(env, "SLURM_PROCID");
   const worldName = env.SLURM_STEP_NUM_TASKS !== undefined ? "SLURM_STEP_NUM_TASKS" : env.SLURM_NTASKS !== undefined ? "SLURM_NTASKS" : "SLURM_NPROCS";
   const worldSize = int(env, worldName);
@@ -61,7 +62,7 @@ function slurmWorld(env: NodeJS.ProcessEnv): SchedulerWorld {
     localWorldSize: perNode === undefined || nodeId === undefined ? undefined : tasksOnNode(perNode, nodeId),
     masterAddr: firstSlurmHost(nodelist),
     masterPort: slurmStorePort(jobId),
-    jobId: `${jobId}.${env.SLURM_STEP_ID}`,
+    jobId: `${jobId}.${step}`,
   };
 }
 

@@ -60,6 +60,9 @@ test("a task of an srun step: rank, world, local layout, first node of the step 
   });
   // Job 123456 wraps into the same 10000-port window.
   assert.equal(schedulerWorld({ ...srunTask, SLURM_JOB_ID: "123456" })!.masterPort, 15000 + 3456);
+  // Older Slurm names the step SLURM_STEPID only.
+  const { SLURM_STEP_ID: __, ...oldNames } = srunTask;
+  assert.equal(schedulerWorld({ ...oldNames, SLURM_STEPID: "3" })!.jobId, "4711.3");
   // Without the step's list, the job's.
   const { SLURM_STEP_NODELIST: _, ...jobOnly } = srunTask;
   assert.equal(schedulerWorld(jobOnly)!.masterAddr, "n01");
