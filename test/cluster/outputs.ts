@@ -57,3 +57,21 @@ export function checkDdpExample(code: number | null, tasks: TaskOutput[], n: num
   const checkpoints = join(cwd, runs[1]!, "checkpoints");
   assert.ok(existsSync(checkpoints) && readdirSync(checkpoints).length > 0, `no checkpoint in ${checkpoints}`);
 }
+
+/**
+ * test/cluster/workers/dies.ts's outcome: rank `dead` died inside all-reduce #2, and every other
+ * rank ended with ringtorch's DistributedError for it. A rank next to the dead one in the ring
+ * says it exited (with the pid it printed); one further along may instead hear first that its
+ * neighbour gave up, and then names the dead rank as the one that never arrived.
+ */
+export function checkDeathReported(tasks: TaskOutput[], dead: number, output: string): void {
+  const all = explain(tasks, output);
+  const pid = /READY \d+ (\d+)/.exec(tasks[dead]!.stdout)?.[1];
+  assert.ok(pid, all);
+  const exited = `rank ${dead} \\(pid ${pid}\\) exited`;
+  tasks.forEach((t, rank) => {
+    if (rank === dead) return;
+    assert.match(t.stderr, new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: (${exited}|.*Ranks that never arrived at it: (\\d+, )*${dead}\\b)`), all);
+  });
+  assert.ok(tasks.some((t) => new RegExp(`DistributedError: allReduce #2 failed on rank \\d+: ${exited}`).test(t.stderr)), all);
+}
