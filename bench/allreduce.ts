@@ -3,9 +3,13 @@
 // All-reduce of 1, 16 and 64 MB of float32 between 2 processes on this machine, measured the way
 // bench/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
 // median), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same run. Prints algorithm bandwidth (bytes
-// per rank / time) and bus bandwidth (algbw × 2(n-1)/n, what each link carries).
+// per rank / time) and bus bandwidth (algbw × 2(n-1)/n, what each link carries). Where Open MPI's
+// mpicc and mpirun are installed (Debian: libopenmpi-dev), MPI_Allreduce itself too (bench/mpi/allreduce.c).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import * as dist from "../src/distributed/index.js";
@@ -83,11 +87,34 @@ function runGloo(): Map<number, Row> | string {
     spawnSync("sleep", ["10"]);
     r = runPeer(peer, [peerScript("ddp.py"), "allreduce"], 1, {}, 600_000);
   }
+  const rows = peerRows(r.stdout);
+  return rows.size > 0 ? rows : `gloo run failed: ${r.stderr.slice(-500)}`;
+}
+
+/** Parses the peers' common "allreduce NMB: time ms min=… median=…" lines. */
+function peerRows(stdout: string): Map<number, Row> {
   const rows = new Map<number, Row>();
-  for (const m of r.stdout.matchAll(/allreduce (\d+)MB: time ms min=([\d.]+) median=([\d.]+)/g)) {
+  for (const m of stdout.matchAll(/allreduce (\d+)MB: time ms min=([\d.]+) median=([\d.]+)/g)) {
     rows.set(Number(m[1]), { mb: Number(m[1]), minMs: Number(m[2]), medianMs: Number(m[3]) });
   }
-  return rows.size > 0 ? rows : `gloo run failed: ${r.stderr.slice(-500)}`;
+  return rows;
+}
+
+function runMpi(): Map<number, Row> | string {
+  const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
+  if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
+  const dir = mkdtempSync(join(tmpdir(), "ringtorch-mpi-bench-"));
+  try {
+    const exe = join(dir, "allreduce");
+    const built = spawnSync("mpicc", ["-O2", "-o", exe, fileURLToPath(new URL("./mpi/allreduce.c", import.meta.url))], { encoding: "utf8" });
+    if (built.status !== 0) return `Open MPI was not measured: mpicc failed: ${built.stderr.slice(-300)}`;
+    const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
+    const r = spawnSync("mpirun", [...asRoot, "-np", String(WORLD), exe], { encoding: "utf8", timeout: 600_000 });
+    const rows = peerRows(r.stdout ?? "");
+    return rows.size > 0 ? rows : `Open MPI run failed: ${(r.stderr ?? "").slice(-500)}`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const gbps = (mb: number, ms: number) => (mb * 2 ** 20) / (ms / 1000) / 1e9;
@@ -96,9 +123,10 @@ const busFactor = (2 * (WORLD - 1)) / WORLD;
 async function main(): Promise<void> {
   const ours = await runRingtorch();
   const gloo = runGloo();
+  const mpi = runMpi();
   console.log(`all-reduce, float32, ${WORLD} processes on one machine (ringtorch over ${ours.transports.filter((t) => t !== "self").join(",")}); medians of 7 rounds`);
-  console.log("size  | ringtorch ms | algbw GB/s | busbw GB/s | gloo ms | gloo algbw | gloo busbw | ringtorch/gloo");
-  console.log("----- | ------------ | ---------- | ---------- | ------- | ---------- | ---------- | --------------");
+  console.log("size  | ringtorch ms | algbw GB/s | busbw GB/s | gloo ms | gloo algbw | gloo busbw | ringtorch/gloo | MPI ms | MPI algbw | ringtorch/MPI");
+  console.log("----- | ------------ | ---------- | ---------- | ------- | ---------- | ---------- | -------------- | ------ | --------- | -------------");
   for (const row of ours.rows) {
     const alg = gbps(row.mb, row.medianMs);
     const g = typeof gloo === "string" ? undefined : gloo.get(row.mb);
@@ -112,10 +140,18 @@ async function main(): Promise<void> {
       g ? galg.toFixed(2).padStart(10) : "       n/a",
       g ? (galg * busFactor).toFixed(2).padStart(10) : "       n/a",
       g ? `${(alg / galg).toFixed(2)}x`.padStart(14) : "           n/a",
+      ...mpiCells(alg, typeof mpi === "string" ? undefined : mpi.get(row.mb)),
     ];
     console.log(cells.join(" | "));
   }
   if (typeof gloo === "string") console.log(`note: ${gloo}`);
+  if (typeof mpi === "string") console.log(`note: ${mpi}`);
+}
+
+function mpiCells(alg: number, m: Row | undefined): string[] {
+  if (!m) return ["   n/a", "      n/a", "          n/a"];
+  const malg = gbps(m.mb, m.medianMs);
+  return [m.medianMs.toFixed(2).padStart(6), malg.toFixed(2).padStart(9), `${(alg / malg).toFixed(2)}x`.padStart(13)];
 }
 
 if (process.env.BENCH_ROLE === "rank") await rank();

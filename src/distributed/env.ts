@@ -11,7 +11,11 @@ import { parseAlgorithm } from "./engine/select.js";
  * | LOCAL_RANK, LOCAL_WORLD_SIZE | the same on this machine (informational here) |
  * | RINGTORCH_USE_AGENT_STORE=1 | ringrun hosts the store; rank 0 must not host one |
  * | RINGTORCH_STORE_TOKEN | the job's secret; the store and transports admit only its holders |
+ * | RINGTORCH_STORE_TOKEN_FILE | a file holding it, private to the job's user (token_file.ts) |
  * | RINGTORCH_STORE_PREFIX | ringrun's per-attempt key prefix |
+ *
+ * Without RANK and WORLD_SIZE, a process that srun or mpirun started takes them from the engine's
+ * own variables (util/scheduler_env.ts), and initProcessGroup sets the names above from them.
  *
  * Tuning and debugging:
  *

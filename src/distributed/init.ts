@@ -9,7 +9,7 @@ import { type Rendezvous, resolveRendezvous } from "./rendezvous.js";
 import { STORE_TOKEN_ENV } from "./store/token.js";
 import { TCPStore } from "./store/tcp_store.js";
 import { StoreHost } from "./store_host.js";
-import { readTokenFile, removeTokenFile, tokenFilePath, writeTokenFile, isLoopback } from "./token_file.js";
+import { readTokenFile, readTokenFileEnv, removeTokenFile, STORE_TOKEN_FILE_ENV, tokenFilePath, writeTokenFile, isLoopback } from "./token_file.js";
 import { DistributedError } from "./work.js";
 import { checkArity, checkOptions } from "../util/options.js";
 
@@ -59,12 +59,19 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
   checkOptions("initProcessGroup", opts, ["backend", "initMethod", "rank", "worldSize", "timeoutMs", "token"]);
   if (current) throw new Error("initProcessGroup: the default process group is already initialised; call destroyProcessGroup() first");
   const backend = opts.backend ?? "ringtorch";
+  if (backend === "mpi") {
+    throw new Error(
+      'initProcessGroup: backend "mpi" (collectives on an MPI library) is not part of this build. Under mpirun, leave the backend out: ' +
+        "ranks come from Open MPI's variables and the collectives run on ringtorch's own shared-memory and TCP transports",
+    );
+  }
   if (!["ringtorch", "gloo", "cpu"].includes(backend)) {
     throw new Error(`initProcessGroup: backend ${JSON.stringify(backend)} is not available; ringtorch has one CPU backend, "ringtorch" (alias "gloo")`);
   }
   const cenv = readCommEnv();
   const timeoutMs = opts.timeoutMs ?? cenv.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const rdzv = resolveRendezvous(opts);
+  if (rdzv.scheduler) publishSchedulerEnv(rdzv);
   const gen = generation++;
   const runtime: Runtime = { rank: rdzv.rank, worldSize: rdzv.worldSize, client: null, timeoutMs, debugDetail: cenv.debugDetail, destroyed: false };
   const world: World = { runtime, world: new ProcessGroup(0, range(rdzv.worldSize), runtime), client: null, store: null, storeHost: null, prefix: "", tokenFile: null, nextGroupId: 1 };
@@ -112,7 +119,7 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
  */
 async function join(world: World, rdzv: Rendezvous, opts: InitOptions, timeoutMs: number, gen: number, config: (token: string) => WorkerConfig): Promise<void> {
   world.prefix = `${process.env.RINGTORCH_STORE_PREFIX ?? ""}ringtorch/pg${gen}`;
-  const given = opts.token ?? process.env[STORE_TOKEN_ENV];
+  const given = opts.token ?? (process.env[STORE_TOKEN_ENV] || undefined) ?? readTokenFileEnv();
   const deadline = Date.now() + timeoutMs;
   let token = given;
   if (!token) {
@@ -120,7 +127,8 @@ async function join(world: World, rdzv: Rendezvous, opts: InitOptions, timeoutMs
     if (!isLoopback(rdzv.host)) {
       throw new Error(
         `no job token: the store at ${rdzv.host}:${rdzv.port} is reachable from other machines, so every rank must share a secret. ` +
-          `Set ${STORE_TOKEN_ENV} to the same value on every rank (e.g. \`export ${STORE_TOKEN_ENV}=$(openssl rand -hex 24)\`), or launch with ringrun, which makes one.`,
+          `Set ${STORE_TOKEN_ENV} to the same value on every rank (e.g. \`export ${STORE_TOKEN_ENV}=$(openssl rand -hex 24)\`), or ${STORE_TOKEN_FILE_ENV} ` +
+          `to a file only the job's user can read that holds it, or launch with ringrun, which makes one.`,
       );
     }
     world.tokenFile = tokenFilePath(rdzv.host, rdzv.port);
@@ -257,6 +265,27 @@ export function getGroupRank(group: ProcessGroup, globalRank: number): number {
 export function getTransports(): string[] {
   const w = currentWorld("getTransports");
   return w.client ? [...w.client.transports] : ["self"];
+}
+
+/**
+ * Ranks that srun or mpirun started get the torchrun variables they would have had under ringrun,
+ * so that what reads them (samplers, tracking, progress bars, checkpoints' run id) sees the same
+ * job as the process group. Set only where absent: a user's own value stands.
+ */
+function publishSchedulerEnv(rdzv: Rendezvous): void {
+  const s = rdzv.scheduler!;
+  const values: Record<string, string | undefined> = {
+    RANK: String(rdzv.rank),
+    WORLD_SIZE: String(rdzv.worldSize),
+    LOCAL_RANK: String(s.localRank),
+    LOCAL_WORLD_SIZE: s.localWorldSize === undefined ? undefined : String(s.localWorldSize),
+    MASTER_ADDR: rdzv.host,
+    MASTER_PORT: String(rdzv.port),
+    RINGTORCH_RUN_ID: s.jobId.split(".")[0]!.replace(/[^\w.-]/g, "_"),
+    // Two job steps that share a port (a user's MASTER_PORT) never read each other's keys.
+    RINGTORCH_STORE_PREFIX: `${s.source.replace(/ /g, "").toLowerCase()}/${s.jobId}/`,
+  };
+  for (const [k, v] of Object.entries(values)) if (v !== undefined && process.env[k] === undefined) process.env[k] = v;
 }
 
 function range(n: number): number[] {

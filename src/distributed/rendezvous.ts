@@ -1,3 +1,4 @@
+import { schedulerWorld, type SchedulerWorld } from "../util/scheduler_env.js";
 import type { InitOptions } from "./init.js";
 
 export interface Rendezvous {
@@ -7,6 +8,8 @@ export interface Rendezvous {
   worldSize: number;
   /** ringrun hosts the store (RINGTORCH_USE_AGENT_STORE=1); rank 0 must not. */
   agentStore: boolean;
+  /** Set when srun or mpirun started this process without ringrun's variables (scheduler_env.ts). */
+  scheduler?: SchedulerWorld;
 }
 
 /** Where the store is and who this process is, from the init method, the options and the environment. */
@@ -14,6 +17,10 @@ export function resolveRendezvous(opts: InitOptions, env: NodeJS.ProcessEnv = pr
   const method = opts.initMethod ?? "env://";
   let host: string;
   let port: number;
+  if (method === "env://" && opts.rank === undefined && opts.worldSize === undefined && !env.RANK && !env.WORLD_SIZE) {
+    const scheduler = schedulerWorld(env);
+    if (scheduler) return fromScheduler(scheduler, env);
+  }
   if (method === "env://") {
     const missing = ["MASTER_ADDR", "MASTER_PORT"].filter((k) => !env[k]);
     const worldGiven = opts.worldSize ?? intEnv(env, "WORLD_SIZE");
@@ -44,6 +51,17 @@ export function resolveRendezvous(opts: InitOptions, env: NodeJS.ProcessEnv = pr
   }
   const agentStore = method === "env://" && env.RINGTORCH_USE_AGENT_STORE === "1";
   return { host, port, rank, worldSize, agentStore };
+}
+
+function fromScheduler(s: SchedulerWorld, env: NodeJS.ProcessEnv): Rendezvous {
+  const host = env.MASTER_ADDR || s.masterAddr;
+  if (host === undefined) {
+    throw new Error(
+      `initProcessGroup: ${s.source} started ${s.worldSize} ranks across hosts (${s.localWorldSize ?? "some"} on this one), and no variable names rank 0's host; ` +
+        `set MASTER_ADDR to it on every rank (e.g. \`mpirun -x MASTER_ADDR=$(hostname) ...\`)`,
+    );
+  }
+  return { host, port: intEnv(env, "MASTER_PORT") ?? s.masterPort, rank: s.rank, worldSize: s.worldSize, agentStore: false, scheduler: s };
 }
 
 function intEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {

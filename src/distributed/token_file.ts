@@ -48,6 +48,38 @@ export function removeTokenFile(path: string): void {
   }
 }
 
+/** The variable naming a file that holds the job's token (a Slurm or Kubernetes job's secret, never in the environment itself). */
+export const STORE_TOKEN_FILE_ENV = "RINGTORCH_STORE_TOKEN_FILE";
+
+/**
+ * The token in RINGTORCH_STORE_TOKEN_FILE, or undefined when it is not set. The file must belong
+ * to this user and be unreadable by group and others: a token anyone on the machine can read
+ * admits anyone to the store. A Kubernetes Secret mounted with defaultMode 0400 passes.
+ */
+export function readTokenFileEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const path = env[STORE_TOKEN_FILE_ENV];
+  if (path === undefined || path === "") return undefined;
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    throw new Error(`${STORE_TOKEN_FILE_ENV}=${path}: cannot read the job token file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) {
+    throw new Error(`${STORE_TOKEN_FILE_ENV}=${path} belongs to uid ${st.uid}, not to this user (uid ${uid}); the job token must be the job user's own file`);
+  }
+  if ((st.mode & 0o077) !== 0) {
+    throw new Error(
+      `${STORE_TOKEN_FILE_ENV}=${path} is readable by others (mode ${(st.mode & 0o777).toString(8).padStart(3, "0")}); the job token must be private: ` +
+        `\`chmod 600 ${path}\`, or create it under \`umask 077\``,
+    );
+  }
+  const token = readFileSync(path, "utf8").trim();
+  if (token.length === 0) throw new Error(`${STORE_TOKEN_FILE_ENV}=${path} is empty; write the job's secret into it (e.g. \`openssl rand -hex 32 > ${path}\`)`);
+  return token;
+}
+
 export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\./.test(host);
 }

@@ -108,8 +108,9 @@ export function helpText(): string {
     "store, restarts the whole group on a failure (up to --max-restarts) and reports the root cause.",
     "Every option can also be given as PET_<NAME> in the environment (e.g. PET_NPROC_PER_NODE=4);",
     "under Slurm or a Kubernetes PyTorchJob the node count, node rank and master address come from",
-    "the scheduler's variables unless an option sets them. RINGTORCH_STORE_TOKEN must hold the same",
-    "secret on every node of a multi-node job.",
+    "the scheduler's variables unless an option sets them. RINGTORCH_STORE_TOKEN (or a file only",
+    "this user can read, named by RINGTORCH_STORE_TOKEN_FILE) must hold the same secret on every node",
+    "of a multi-node job.",
     "",
     "options:",
   ];

@@ -1,3 +1,7 @@
+import { firstSlurmHost, slurmStorePort } from "../util/scheduler_env.js";
+
+export { firstSlurmHost };
+
 /**
  * What a cluster scheduler already tells ringrun about the job's nodes. Explicit flags (and
  * PET_* variables) win over everything here; these only fill in what the user left out.
@@ -18,14 +22,17 @@ export function detectCluster(env: NodeJS.ProcessEnv): ClusterHints | undefined 
   // must not read them as the node layout.
   if (env.RINGTORCH_AGENT_PID !== undefined) return undefined;
   if (env.SLURM_JOB_ID !== undefined && env.SLURM_NNODES !== undefined && env.SLURM_NODEID !== undefined) {
-    const nodelist = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
+    // Inside `srun` the step's nodes, which may be fewer than the job's; in the batch script the job's.
+    const nodelist = env.SLURM_STEP_NODELIST ?? env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
     return {
       source: "Slurm",
-      nnodes: intOrUndefined(env.SLURM_NNODES),
+      nnodes: intOrUndefined(env.SLURM_STEP_NUM_NODES ?? env.SLURM_NNODES),
       nodeRank: intOrUndefined(env.SLURM_NODEID),
       // A user's own MASTER_ADDR (a common line in sbatch scripts) beats the guess from the list.
       masterAddr: env.MASTER_ADDR ?? (nodelist === undefined ? undefined : firstSlurmHost(nodelist)),
-      masterPort: intOrUndefined(env.MASTER_PORT),
+      // The same port a rank started by srun alone would use (scheduler_env.ts): two jobs sharing
+      // a node do not both ask for 29500.
+      masterPort: intOrUndefined(env.MASTER_PORT) ?? mapDefined(intOrUndefined(env.SLURM_JOB_ID), slurmStorePort),
       runId: env.SLURM_JOB_ID,
     };
   }
@@ -43,23 +50,8 @@ export function detectCluster(env: NodeJS.ProcessEnv): ClusterHints | undefined 
   return undefined;
 }
 
-/**
- * The first host of a Slurm node list: "gpu[07-09,12],cpu1" → "gpu07", "rack[1-2]-n[3,5]" → "rack1-n3".
- * Commas inside brackets separate ranges, outside them hosts.
- */
-export function firstSlurmHost(nodelist: string): string {
-  let depth = 0;
-  let end = nodelist.length;
-  for (let i = 0; i < nodelist.length; i++) {
-    const c = nodelist[i];
-    if (c === "[") depth++;
-    else if (c === "]") depth--;
-    else if (c === "," && depth === 0) {
-      end = i;
-      break;
-    }
-  }
-  return nodelist.slice(0, end).replace(/\[([^\]]*)\]/g, (_, ranges: string) => ranges.split(",")[0]!.split("-")[0]!);
+function mapDefined<T, U>(value: T | undefined, f: (v: T) => U): U | undefined {
+  return value === undefined ? undefined : f(value);
 }
 
 function intOrUndefined(value: string | undefined): number | undefined {

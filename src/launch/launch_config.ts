@@ -4,6 +4,7 @@ import { availableParallelism, hostname } from "node:os";
 import { resolve } from "node:path";
 import { FLAGS, UsageError, type ParsedArgs } from "./cli_options.js";
 import { detectCluster } from "./cluster_env.js";
+import { readTokenFileEnv } from "../distributed/token_file.js";
 
 /** What the workers run: a script file, a module specifier (-m), an executable (--no-python), or a script run from ringrun's entry (--run-path). */
 export type Entry =
@@ -107,11 +108,12 @@ export function resolveConfig(parsed: ParsedArgs, env: NodeJS.ProcessEnv, cwd: s
     throw new UsageError(`--rdzv-id '${runId}' must be letters, digits, '.', '_' or '-', and not '.' or '..' (it names a folder under --log-dir)`);
   }
 
-  const token = env.RINGTORCH_STORE_TOKEN ?? (maxNodes === 1 ? randomBytes(32).toString("hex") : undefined);
+  const token = env.RINGTORCH_STORE_TOKEN || tokenFromFile(env) || (maxNodes === 1 ? randomBytes(32).toString("hex") : undefined);
   if (token === undefined || token === "") {
     throw new UsageError(
       "a multi-node job needs RINGTORCH_STORE_TOKEN, the same secret on every node; create one with " +
-        "`export RINGTORCH_STORE_TOKEN=$(node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\")` and start each node's ringrun with it",
+        "`export RINGTORCH_STORE_TOKEN=$(node -e \"console.log(require('crypto').randomBytes(32).toString('hex'))\")` and start each node's ringrun with it, " +
+        "or put it in a file only the job's user can read and set RINGTORCH_STORE_TOKEN_FILE to its path",
     );
   }
 
@@ -140,6 +142,14 @@ export function resolveConfig(parsed: ParsedArgs, env: NodeJS.ProcessEnv, cwd: s
     token,
     notes,
   };
+}
+
+function tokenFromFile(env: NodeJS.ProcessEnv): string | undefined {
+  try {
+    return readTokenFileEnv(env);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 function resolveEntry(script: string | undefined, module: boolean, noPython: boolean, runPath: boolean, cwd: string): Entry {

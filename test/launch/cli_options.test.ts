@@ -104,7 +104,10 @@ test("--rdzv-conf sets the rendezvous timeouts in seconds", () => {
 test("under Slurm the node layout and run id come from its variables, and explicit flags win", () => {
   const slurm = { SLURM_JOB_ID: "4711", SLURM_NNODES: "4", SLURM_NODEID: "2", SLURM_JOB_NODELIST: "gpu[07-09,12],cpu1", RINGTORCH_STORE_TOKEN: "s" };
   const c = config([script], slurm);
-  assert.deepEqual([c.maxNodes, c.nodeRank, c.storeHost, c.storePort, c.runId], [4, 2, "gpu07", 29500, "4711"]);
+  assert.deepEqual([c.maxNodes, c.nodeRank, c.storeHost, c.storePort, c.runId], [4, 2, "gpu07", 19711, "4711"]);
+  // Inside srun, the step's nodes: `srun -N 2` in a 4-node allocation is a 2-node job.
+  const step = config([script], { ...slurm, SLURM_STEP_NUM_NODES: "2", SLURM_NODEID: "1", SLURM_STEP_NODELIST: "gpu[08,12]" });
+  assert.deepEqual([step.maxNodes, step.nodeRank, step.storeHost], [2, 1, "gpu08"]);
   const flags = config(["--nnodes", "2", "--node-rank", "1", "--master-addr", "10.1.1.1", "--rdzv-id", "mine", script], slurm);
   assert.deepEqual([flags.maxNodes, flags.nodeRank, flags.storeHost, flags.runId], [2, 1, "10.1.1.1", "mine"]);
 });

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { leftoverSegments } from "../distributed/harness.js";
+import { checkCollectiveReports, checkDeathReported, type TaskOutput } from "./outputs.js";
+import { processesWith, waitFor } from "./slurm_cluster.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+const WORKER = (name: string) => join(ROOT, name);
+const MPIRUN = ["--allow-run-as-root", "--oversubscribe", "--tag-output"];
+const missing = spawnSync("sh", ["-c", "command -v mpirun"]).status === 0 ? false : "mpirun is not installed (Debian: apt-get install openmpi-bin)";
+
+/** Splits `--tag-output`'s "[job,rank]<stdout>:line" back into each rank's streams. */
+function untag(output: string, n: number): TaskOutput[] {
+  const tasks = Array.from({ length: n }, () => ({ stdout: "", stderr: "" }));
+  for (const line of output.split("\n")) {
+    const m = /^\[\d+,(\d+)\]<(stdout|stderr)>:(.*)$/.exec(line);
+    if (m && Number(m[1]) < n) tasks[Number(m[1])]![m[2] as "stdout" | "stderr"] += `${m[3]}\n`;
+  }
+  return tasks;
+}
+
+/** The environment of one mpirun: none of the torchrun variables, so ranks come from Open MPI's. */
+function mpiEnv(extra: Record<string, string> = {}): { env: NodeJS.ProcessEnv; marker: string } {
+  const marker = `RINGTORCH_TEST_MARK=${randomUUID()}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, RINGTORCH_QUIET: "1", RINGTORCH_TEST_MARK: marker.slice(20), ...extra };
+  for (const k of ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "RINGTORCH_STORE_TOKEN", "RINGTORCH_STORE_TOKEN_FILE"]) delete env[k];
+  return { env, marker };
+}
+
+function mpirun(n: number, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, options: string[] = []): Promise<{ code: number | null; output: string; tasks: TaskOutput[] }> {
+  return new Promise((resolve) => {
+    execFile("mpirun", [...MPIRUN, ...options, "-np", String(n), process.execPath, "--import", TSX, "--conditions=source", ...args], { env, cwd, timeout: 240_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+      const output = stdout + stderr;
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output, tasks: untag(output, n) });
+    });
+  });
+}
+
+describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorch's own transports", { skip: missing, concurrency: 2, timeout: 900_000 }, () => {
+  for (const n of [2, 3]) {
+    it(`mpirun -np ${n}: every collective matches its reference on every rank`, async () => {
+      const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], mpiEnv({ CASE_GRID: "small" }).env);
+      checkCollectiveReports(job.code, job.tasks, n, job.output);
+    });
+  }
+
+  it("mpirun -np 3: DDP takes the same steps as one process on the whole batch", async () => {
+    const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], mpiEnv().env);
+    assert.equal(job.code, 0, job.output);
+    for (const t of job.tasks) {
+      const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+      assert.ok(line, job.output);
+      const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
+      assert.deepEqual(outcome.failures, []);
+      assert.equal(outcome.checks.length, 14);
+    }
+  });
+
+  it("a rank that exits mid-collective: the others end with ringtorch's error naming it", async () => {
+    // orte_abort_on_non_zero_status=0 lets the others end on their own instead of being killed
+    // by mpirun's abort, which would race with what they print.
+    const { env, marker } = mpiEnv({ DIE_BY: "exit" });
+    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    checkDeathReported(job.tasks, 1, job.output);
+    assert.deepEqual(processesWith(marker), []);
+  });
+
+  it("a rank killed by a signal: mpirun fails the job and leaves no process or shared memory behind", async () => {
+    const { env, marker } = mpiEnv();
+    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env);
+    assert.notEqual(job.code, 0, job.output);
+    const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
+    assert.deepEqual(processesWith(marker), []);
+    assert.deepEqual(leftoverSegments(pids), []);
+  });
+
+  it("interrupting mpirun ends every rank", async () => {
+    const { env, marker } = mpiEnv();
+    const child = spawn("mpirun", [...MPIRUN, "-np", "3", process.execPath, "--import", TSX, "--conditions=source", WORKER("test/cluster/workers/loop.ts")], { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const exited = new Promise((r) => child.once("exit", r));
+    await waitFor("all 3 ranks to be inside their all-reduce loop", () => (output.match(/READY/g) ?? []).length === 3, 120_000).catch((err) => {
+      child.kill("SIGKILL");
+      throw new Error(`${(err as Error).message}\n${output}`);
+    });
+    const pids = untag(output, 3).map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)![1]));
+    child.kill("SIGINT");
+    await exited;
+    await waitFor("the ranks to end", () => processesWith(marker).length === 0, 30_000);
+    assert.deepEqual(leftoverSegments(pids), []);
+  });
+});
