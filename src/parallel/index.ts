@@ -3,3 +3,5 @@ export { GradBucket, type CommHook, type CommHookFuture, type LaunchRecord } fro
 export type { DdpComm, CommWork } from "./comm.js";
 export * as commHooks from "./comm_hooks.js";
 export { allReduceSum, allReduceMean, globalAccuracy, rank0First } from "./metrics.js";
+export * as fsdp from "./fsdp/index.js";
+export { fullyShard, FullyShardedDataParallel, FullyShardedDataParallel as FSDP, ShardingStrategy } from "./fsdp/index.js";
