@@ -5,3 +5,4 @@ export * as commHooks from "./comm_hooks.js";
 export { allReduceSum, allReduceMean, globalAccuracy, rank0First } from "./metrics.js";
 export * as fsdp from "./fsdp/index.js";
 export { fullyShard, FullyShardedDataParallel, FullyShardedDataParallel as FSDP, ShardingStrategy } from "./fsdp/index.js";
+export { ZeroRedundancyOptimizer, type ZeroRedundancyOptimizerOptions } from "./zero.js";

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { explain, launch } from "../distributed/harness.js";
 
 const PARITY = fileURLToPath(new URL("./workers/fsdp_parity.ts", import.meta.url));
+const CHECKS = fileURLToPath(new URL("./workers/fsdp_checks.ts", import.meta.url));
 
 interface Outcome {
   failures: string[];
@@ -19,3 +20,11 @@ for (const world of [2, 3]) {
     assert.equal(outcomes[0].checks.length, 7, `scenarios run: ${outcomes[0].checks.join(", ")}`);
   });
 }
+
+test("FSDP and ZeRO-1 memory after the step follow the ZeRO formulas; ZeRO-1 takes the plain optimizer's steps; a skipped unit is named", async () => {
+  const results = await launch({ world: 2, script: CHECKS, timeoutMs: 120_000, env: { RINGTORCH_NUM_THREADS: "1" } });
+  for (const r of results) assert.equal(r.code, 0, explain(results));
+  const outcomes = results.map((r) => r.result as Outcome);
+  assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
+  assert.equal(outcomes[0].checks.length, 5, `checks run: ${outcomes[0].checks.join(", ")}`);
+});

@@ -10,7 +10,6 @@ import { type FsdpComm, fsdpCommFor } from "./comm.js";
 import { ShardLayout } from "./layout.js";
 import { type MixedPrecisionPolicy, resolvePolicy } from "./mixed_precision.js";
 import { FsdpParam } from "./param.js";
-import { SequenceTag } from "./sequence.js";
 import { broadcastCoalesced } from "../broadcast_coalesced.js";
 import { FsdpUnit } from "./unit.js";
 
@@ -93,9 +92,11 @@ export class FsdpState {
   /** The first unit to run forward with no FSDP forward around it roots every unit below it. */
   private becomeRoot(): void {
     this.tree = [];
-    for (const m of this.module.modules()) {
+    for (const [path, m] of this.module.namedModules()) {
       const s = states.get(m);
-      if (s && (s.root === null || s.root === s)) this.tree.push(s);
+      if (!s || (s.root !== null && s.root !== s)) continue;
+      s.unit.rename(`${path || "(root)"} (${m.constructor.name})`);
+      this.tree.push(s);
     }
     this.tree.reverse();
     for (const s of this.tree) {
@@ -149,7 +150,7 @@ export function fullyShard<M extends Module>(module: M, options: FullyShardOptio
     total += new ShardLayout(p.shape, size).chunkNumel;
     return at;
   });
-  const flat = size > 1 ? zeros([total + SequenceTag.slots(dtype)], { dtype }) : empty([0], { dtype });
+  const flat = size > 1 ? zeros([total], { dtype }) : empty([0], { dtype });
   const params = own.map(([n, p, places], i) => {
     // The unsharded parameter must own exactly its elements, in order: FSDP swaps its memory.
     if (p.offset !== 0 || p.storage.length !== p.numel || !p.isContiguous()) replaceData(p, clone(p.detach()));

@@ -100,13 +100,13 @@ export function copyOutGathered(params: readonly FsdpParam[], gathered: TypedArr
 }
 
 /** bfloat16 is the upper half of a float32: widening is exact. */
-function widenBf16(src: Uint16Array, from: number, dst: Float32Array, to: number, n: number): void {
+export function widenBf16(src: Uint16Array, from: number, dst: Float32Array, to: number, n: number): void {
   const bits = new Uint32Array(dst.buffer, dst.byteOffset, dst.length);
   for (let i = 0; i < n; i++) bits[to + i] = src[from + i] << 16;
 }
 
 /** Lays the unsharded gradients out as the reduce-scatter's input: rank r's block holds every parameter's chunk r (zero padded). */
-export function packGradients(params: readonly FsdpParam[], send: TypedArray, blockLength: number, size: number): void {
+export function packGradients(params: readonly FsdpParam[], send: TypedArray, at: number, blockLength: number, size: number): void {
   for (const p of params) {
     if (!p.unsharded.grad) continue;
     const g = p.gradData();
@@ -115,7 +115,7 @@ export function packGradients(params: readonly FsdpParam[], send: TypedArray, bl
       const n = p.layout.rowsOf(r) * rowNumel;
       if (n === 0) continue;
       const src = p.layout.rowStart(r) * rowNumel;
-      send.set(g.subarray(src, src + n), r * blockLength + p.offset);
+      send.set(g.subarray(src, src + n), at + r * blockLength + p.offset);
     }
   }
 }

@@ -16,9 +16,14 @@ type Phase = "forward" | "backward";
 export class SequenceTag {
   constructor(
     private readonly index: number,
-    private readonly name: string,
+    private name: string,
   ) {
     names.set(index, name);
+  }
+
+  rename(name: string): void {
+    this.name = name;
+    names.set(this.index, name);
   }
 
   /** Elements of `dtype` the 4-byte tag takes. */

@@ -8,7 +8,8 @@ import type { TypedArray } from "../../tensor/dtype.js";
 import type { CommWork } from "../comm.js";
 import type { FsdpComm } from "./comm.js";
 import type { ResolvedPolicy } from "./mixed_precision.js";
-import { copyOutGathered, FsdpParam, packGradients } from "./param.js";
+import { copyOutGathered, FsdpParam, packGradients, widenBf16 } from "./param.js";
+import { scratchFor } from "./scratch.js";
 import { SequenceTag } from "./sequence.js";
 
 export interface UnitOptions {
@@ -41,11 +42,13 @@ export class FsdpUnit {
   private ready = 0;
   private readyFlags: Uint8Array;
   private pending: PendingReduce | null = null;
+  /** The reduce-scatter's output, which the shard gradients are views of. */
+  private gradOut: Tensor | null = null;
   private readonly tag: SequenceTag;
 
   constructor(
     readonly index: number,
-    readonly name: string,
+    public name: string,
     readonly module: Module,
     readonly params: readonly FsdpParam[],
     flat: Tensor,
@@ -60,6 +63,12 @@ export class FsdpUnit {
     params.forEach((p, i) => {
       if (p.unsharded.requiresGrad) p.unsharded.registerPostAccumulateGradHook(() => this.onGradReady(i));
     });
+  }
+
+  /** Names the unit by its place in the tree, once the root is known (for messages). */
+  rename(name: string): void {
+    this.name = name;
+    this.tag.rename(name);
   }
 
   /** Whether this unit shards at all (a shard group of one keeps whole parameters: NO_SHARD). */
@@ -80,29 +89,27 @@ export class FsdpUnit {
     const size = this.comm.shardSize;
     const wire = this.options.policy.paramDtype === "bfloat16" ? "bfloat16" : this.flat.dtype;
     const stride = this.blockLength + SequenceTag.slots(wire);
-    const input = wire === "bfloat16" && this.flat.dtype !== "bfloat16" ? this.lowered(wire, stride) : this.flat;
-    this.tag.write(input.storage.data as TypedArray, input.offset + this.blockLength, phase);
-    const output = empty([size * stride], { dtype: wire });
+    const scratch = scratchFor(this.comm);
+    // The gather runs in place: this rank's block of the shared buffer is its input, so the flat
+    // shard needs no room for the tag (and stays exactly the size the ZeRO formula counts).
+    scratch.settle();
+    const output = scratch.get("comm", wire, size * stride, false);
+    const input = output.narrow(0, this.comm.shardRank * stride, stride);
+    const block = input.storage.data as TypedArray;
+    if (wire === this.flat.dtype) block.set(this.flat.storage.data.subarray(this.flat.offset, this.flat.offset + this.blockLength) as never, input.offset);
+    else block.set(noGrad(() => to(this.flat, wire)).storage.data as never, input.offset);
+    this.tag.write(block, input.offset + this.blockLength, phase);
     try {
       this.counts.allGather++;
       this.comm.allGather(output, input);
     } catch (err) {
       throw this.tag.explainFailure(err as Error, phase);
     }
-    const gathered = output.storage.data as TypedArray;
+    const gathered = (output.storage.data as TypedArray).subarray(output.offset, output.offset + output.numel);
     this.tag.check(gathered, stride, this.blockLength, size, phase);
     for (const p of this.params) if (p.isFreed || p.full().length === 0) p.allocateFull();
     copyOutGathered(this.params, gathered, stride, size);
-    output.storage.release();
     this.unsharded = true;
-  }
-
-  /** The flat shard cast to the wire dtype, with room for the tag after it. */
-  private lowered(wire: "bfloat16", stride: number): Tensor {
-    const input = empty([stride], { dtype: wire });
-    const cast = noGrad(() => to(this.flat.narrow(0, 0, this.blockLength), wire));
-    (input.storage.data as Uint16Array).set(cast.storage.data.subarray(cast.offset, cast.offset + this.blockLength) as Uint16Array);
-    return input;
   }
 
   /** Frees the unsharded parameters' memory (their tensors stay, empty, until the next gather). */
@@ -141,31 +148,49 @@ export class FsdpUnit {
   launchReduce(): void {
     if (this.pending || !this.requiresGradientSync || !this.params.some((p) => p.unsharded.grad)) return;
     const size = this.comm.shardSize;
-    const reduceDtype = this.options.policy.reduceDtype ?? this.flat.dtype;
-    const send = zeros([size * this.blockLength], { dtype: this.flat.dtype });
-    packGradients(this.params, send.storage.data as TypedArray, this.blockLength, size);
+    const dtype = this.flat.dtype;
+    const reduceDtype = this.options.policy.reduceDtype ?? dtype;
+    const scratch = scratchFor(this.comm);
+    // Shard gradients are views of gradOut; while the last step's are still held (not zeroed to
+    // null), this step's sum goes to a fresh buffer and is added to them.
+    const gradOut = (this.gradOut ??= zeros([this.blockLength], { dtype }));
+    const holdsOut = this.params.some((p) => p.shard.grad?.storage === gradOut.storage);
+    const target = holdsOut ? zeros([this.blockLength], { dtype }) : gradOut;
+    scratch.settle();
+    const send = this.sharded ? scratch.get("comm", dtype, size * this.blockLength, true) : target;
+    if (!this.sharded) send.storage.data.fill(0, send.offset, send.offset + send.numel);
+    packGradients(this.params, send.storage.data as TypedArray, send.offset, this.blockLength, size);
     for (const p of this.params) p.unsharded.grad = null;
-    const wireIn = reduceDtype === send.dtype ? send : noGrad(() => to(send, reduceDtype));
-    let out = this.sharded ? empty([this.blockLength], { dtype: reduceDtype }) : wireIn;
-    let work: CommWork | null = null;
-    if (this.sharded) {
-      this.counts.reduceScatter++;
-      work = this.comm.reduceScatter(out, wireIn);
-    }
     const replicas = this.comm.replicaSize > 1;
-    if (!this.sharded && replicas) {
+    let work: CommWork | null = null;
+    let wireOut: Tensor | null = null;
+    // The reduction lands once: waited for, and widened out of the shared bfloat16 buffer before
+    // the next unit's reduction may reuse it (the scratch settles it then).
+    let landed = false;
+    const land = () => {
+      if (landed) return;
+      landed = true;
+      work?.wait();
+      if (wireOut && wireOut !== target) widenBf16(wireOut.storage.data as Uint16Array, wireOut.offset, target.storage.data as Float32Array, target.offset, this.blockLength);
+    };
+    if (this.sharded) {
+      const wireIn = reduceDtype === dtype ? send : this.lowered(send, reduceDtype as "bfloat16", "sendWire");
+      wireOut = reduceDtype === dtype ? target : scratch.get("outWire", reduceDtype, this.blockLength, false);
+      this.counts.reduceScatter++;
+      work = this.comm.reduceScatter(wireOut, wireIn);
+      scratch.inFlight = { wait: land };
+    } else if (replicas) {
       this.counts.allReduce++;
-      work = this.comm.allReduceReplicas(out);
+      work = this.comm.allReduceReplicas(target);
     }
     this.pending = {
       finish: () => {
-        work?.wait();
+        land();
         if (this.sharded && replicas) {
           this.counts.allReduce++;
-          this.comm.allReduceReplicas(out).wait();
+          this.comm.allReduceReplicas(target).wait();
         }
-        if (out.dtype !== this.flat.dtype) out = noGrad(() => to(out, this.flat.dtype));
-        this.assignShardGrads(out);
+        this.assignShardGrads(target);
       },
     };
   }
@@ -175,6 +200,14 @@ export class FsdpUnit {
     const p = this.pending;
     this.pending = null;
     p?.finish();
+  }
+
+  /** `t` cast to the wire dtype, in the role's scratch buffer. */
+  private lowered(t: Tensor, wire: "bfloat16", role: string): Tensor {
+    const out = scratchFor(this.comm).get(role, wire, t.numel, false);
+    const cast = noGrad(() => to(t, wire));
+    (out.storage.data as Uint16Array).set(cast.storage.data.subarray(cast.offset, cast.offset + t.numel) as Uint16Array, out.offset);
+    return out;
   }
 
   private assignShardGrads(flatGrad: Tensor): void {
