@@ -6,3 +6,4 @@ export { setRequiresGradientSync, collectiveCounts } from "./tree.js";
 export { fsdpCommFor, type FsdpComm } from "./comm.js";
 export { hybridGroups, type HybridGroups } from "./mesh.js";
 export type { MixedPrecisionPolicy } from "./mixed_precision.js";
+export { shardedStateDict, loadShardedStateDict, fullStateDict, type ShardedState, type ShardMeta } from "./state_dict.js";
