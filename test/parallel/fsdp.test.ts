@@ -25,6 +25,14 @@ for (const world of [2, 3]) {
   });
 }
 
+test("HYBRID_SHARD on 4 ranks (2 × 2 mesh) takes DDP's steps, with one replica all-reduce per unit", async () => {
+  const results = await launch({ world: 4, script: PARITY, timeoutMs: 180_000, env: { RINGTORCH_NUM_THREADS: "1", FSDP_ONLY_HYBRID: "1" } });
+  for (const r of results) assert.equal(r.code, 0, explain(results));
+  const outcomes = results.map((r) => r.result as Outcome);
+  assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
+  assert.deepEqual(outcomes[0].checks, ["HYBRID_SHARD 2 × 2, SGD momentum", "HYBRID_SHARD 2 × 2, AdamW, clipGradNorm"]);
+});
+
 test("FSDP and ZeRO-1 memory after the step follow the ZeRO formulas; ZeRO-1 takes the plain optimizer's steps; a skipped unit is named", async () => {
   const results = await launch({ world: 2, script: CHECKS, timeoutMs: 120_000, env: { RINGTORCH_NUM_THREADS: "1" } });
   for (const r of results) assert.equal(r.code, 0, explain(results));

@@ -95,7 +95,9 @@ function scenario(name: string, s: Scenario): void {
   // Other ranks start elsewhere: syncModuleStates must give every rank rank 0's weights.
   if (rank !== 0 && !s.fully) rt.noGrad(() => model.parameters().forEach((p) => p.add_(0.5)));
   const names = new Map<rt.Tensor, string>([...model.namedParameters()].map(([n, p]) => [p, n]));
-  const { comm, counts } = countingComm(fsdp.fsdpCommFor(s.strategy === "NO_SHARD" ? "none" : undefined));
+  const base =
+    s.strategy === "NO_SHARD" ? fsdp.fsdpCommFor("none") : s.strategy === "HYBRID_SHARD" ? fsdp.fsdpCommFor(hybrid!.shard, hybrid!.replicate) : fsdp.fsdpCommFor();
+  const { comm, counts } = countingComm(base);
   const mixedPrecision = s.mixed ? { paramDtype: "bfloat16" as const, reduceDtype: "bfloat16" as const } : undefined;
   let net: rt.nn.Module;
   if (s.fully) {
@@ -141,7 +143,14 @@ function scenario(name: string, s: Scenario): void {
   checks.push(name);
 }
 
+// On 4 ranks: a 2 × 2 mesh, sharded over pairs of ranks and replicated across them.
+const hybrid = world === 4 ? fsdp.hybridGroups(2) : null;
+if (hybrid) {
+  scenario("HYBRID_SHARD 2 × 2, SGD momentum", { strategy: "HYBRID_SHARD", perStep: [6, 3, 0, 3] });
+  scenario("HYBRID_SHARD 2 × 2, AdamW, clipGradNorm", { strategy: "HYBRID_SHARD", adamw: true, clip: 0.05, perStep: [6, 3, 1, 3] });
+}
 // Three Linear units (gathered in forward, again in backward) and a root without parameters.
+if (process.env.FSDP_ONLY_HYBRID !== "1") {
 scenario("FULL_SHARD, fullyShard per Linear, SGD momentum", { fully: true, perStep: [6, 3, 0, 0] });
 scenario("FULL_SHARD, FSDP class, AdamW", { adamw: true, perStep: [6, 3, 0, 0] });
 scenario("FULL_SHARD, clipGradNorm with one all-reduce", { clip: 0.05, perStep: [6, 3, 1, 0] });
@@ -150,6 +159,7 @@ scenario("NO_SHARD: gradients all-reduced", { strategy: "NO_SHARD", perStep: [0,
 scenario("noSync accumulation of 3 micro-batches", { accumulate: 3, perStep: [18, 3, 0, 0] });
 // bfloat16 keeps 8 bits of mantissa: the weights used in compute are rounded, the steps close to float32's.
 scenario("mixed precision: bfloat16 gather and reduce", { fully: true, mixed: true, tol: 5e-3, perStep: [6, 3, 0, 0] });
+}
 
 dist.destroyProcessGroup();
 console.log("RESULT " + JSON.stringify({ failures, checks }));
