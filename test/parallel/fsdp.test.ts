@@ -17,7 +17,7 @@ interface Outcome {
 
 for (const world of [2, 3]) {
   test(`FSDP on ${world} ranks takes DDP's steps: every rank's shards match DDP's rows after every step`, async () => {
-    const results = await launch({ world, script: PARITY, timeoutMs: 120_000, env: { RINGTORCH_NUM_THREADS: "1" } });
+    const results = await launch({ world, script: PARITY, timeoutMs: 240_000, env: { RINGTORCH_NUM_THREADS: "1" } });
     for (const r of results) assert.equal(r.code, 0, explain(results));
     const outcomes = results.map((r) => r.result as Outcome);
     assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
@@ -26,7 +26,7 @@ for (const world of [2, 3]) {
 }
 
 test("HYBRID_SHARD on 4 ranks (2 × 2 mesh) takes DDP's steps, with one replica all-reduce per unit", async () => {
-  const results = await launch({ world: 4, script: PARITY, timeoutMs: 180_000, env: { RINGTORCH_NUM_THREADS: "1", FSDP_ONLY_HYBRID: "1" } });
+  const results = await launch({ world: 4, script: PARITY, timeoutMs: 240_000, env: { RINGTORCH_NUM_THREADS: "1", FSDP_ONLY_HYBRID: "1" } });
   for (const r of results) assert.equal(r.code, 0, explain(results));
   const outcomes = results.map((r) => r.result as Outcome);
   assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
@@ -34,7 +34,7 @@ test("HYBRID_SHARD on 4 ranks (2 × 2 mesh) takes DDP's steps, with one replica 
 });
 
 test("FSDP and ZeRO-1 memory after the step follow the ZeRO formulas; ZeRO-1 takes the plain optimizer's steps; a skipped unit is named", async () => {
-  const results = await launch({ world: 2, script: CHECKS, timeoutMs: 120_000, env: { RINGTORCH_NUM_THREADS: "1" } });
+  const results = await launch({ world: 2, script: CHECKS, timeoutMs: 240_000, env: { RINGTORCH_NUM_THREADS: "1" } });
   for (const r of results) assert.equal(r.code, 0, explain(results));
   const outcomes = results.map((r) => r.result as Outcome);
   assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
@@ -62,7 +62,7 @@ test("a sharded checkpoint saved on 3 ranks loads on 2: bit-identical after gath
   try {
     const env = { RINGTORCH_NUM_THREADS: "1", DIR: dir };
     for (const [world, phase] of [[3, "save"], [2, "load"]] as const) {
-      const results = await launch({ world, script: RESHARD, timeoutMs: 120_000, env: { ...env, PHASE: phase } });
+      const results = await launch({ world, script: RESHARD, timeoutMs: 240_000, env: { ...env, PHASE: phase } });
       for (const r of results) assert.equal(r.code, 0, explain(results));
     }
     const saved = readSafetensorsSpec(join(dir, "at_save.safetensors"));

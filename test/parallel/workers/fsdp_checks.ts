@@ -6,7 +6,7 @@ import { exposeCollector } from "../../../src/tensor/arena.js";
 
 const { nn, optim, dist, fsdp } = rt;
 rt.getBackend(); // the backend, and with it the arena, is set up on first use
-await dist.initProcessGroup({ timeoutMs: 20_000 });
+await dist.initProcessGroup({ timeoutMs: 60_000 });
 const rank = dist.getRank();
 const N = dist.getWorldSize();
 const failures: string[] = [];

@@ -5,7 +5,7 @@
 import * as rt from "../../../src/index.js";
 
 const { nn, optim, dist, fsdp, checkpoint, serialization } = rt;
-await dist.initProcessGroup({ timeoutMs: 30_000 });
+await dist.initProcessGroup({ timeoutMs: 60_000 });
 const rank = dist.getRank();
 const world = dist.getWorldSize();
 const DIR = process.env.DIR!;
