@@ -2,9 +2,12 @@
 // shard of every batch: under DDP (the reference) and under FSDP, and after every step compares the
 // losses and this rank's parameter shards with the matching rows of DDP's parameters. It counts
 // FSDP's collectives through a wrapped process group. Prints RESULT {failures, checks}.
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as rt from "../../../src/index.js";
 
-const { nn, optim, dist, fsdp } = rt;
+const { nn, optim, dist, fsdp, checkpoint } = rt;
 await dist.initProcessGroup({ timeoutMs: 60_000 });
 const rank = dist.getRank();
 const world = dist.getWorldSize();
@@ -61,6 +64,8 @@ interface Scenario {
   accumulate?: number;
   mixed?: boolean;
   tol?: number;
+  /** At this step: save a sharded checkpoint, zero the shards and the optimizer state, load it back. */
+  reloadAt?: number;
   /** Collectives expected per step: [allGather, reduceScatter, allReduce (clip), replica all-reduces]. */
   perStep: [number, number, number, number];
 }
@@ -89,7 +94,21 @@ function compare(name: string, step: number, model: rt.nn.Module, ref: rt.nn.Mod
   if (!(worst <= tol)) failures.push(`rank ${rank} ${name} step ${step}: shard differs from DDP's slice by ${worst} at ${where}`);
 }
 
-function scenario(name: string, s: Scenario): void {
+/** Every rank of the job names the same directory (the store's port is the job's). */
+const RELOAD_DIR = join(tmpdir(), `fsdp-parity-${process.env.MASTER_PORT}`);
+
+async function reload(net: rt.nn.Module, opt: rt.optim.Optimizer<{ lr: number }>, step: number): Promise<void> {
+  await checkpoint.save(RELOAD_DIR, { step }, { step, sharded: fsdp.shardedStateDict(net, opt) });
+  rt.noGrad(() => {
+    for (const p of net.parameters()) p.zero_();
+    for (const state of opt.state.values()) for (const v of Object.values(state)) if (v instanceof rt.Tensor) v.zero_();
+  });
+  fsdp.loadShardedStateDict(net, join(RELOAD_DIR, `step_${String(step).padStart(8, "0")}`), { optimizer: opt });
+  dist.barrier();
+  if (rank === 0) rmSync(RELOAD_DIR, { recursive: true, force: true });
+}
+
+async function scenario(name: string, s: Scenario): Promise<void> {
   const ref = new rt.DDP(build(), { bucketCapMb: 1 });
   const model = build();
   // Other ranks start elsewhere: syncModuleStates must give every rank rank 0's weights.
@@ -136,6 +155,7 @@ function scenario(name: string, s: Scenario): void {
     refOpt.zeroGrad();
     opt.zeroGrad();
     if (!(Math.abs(loss - refLoss) <= Math.max(tol, 1e-6) * 10)) failures.push(`rank ${rank} ${name} step ${step}: loss ${loss}, DDP's ${refLoss}`);
+    if (step === s.reloadAt) await reload(net, opt, step);
     compare(name, step, model, ref.module, names, tol);
     const got = [counts.allGather - before.allGather, counts.reduceScatter - before.reduceScatter, counts.allReduce - before.allReduce, counts.replicas - before.replicas];
     if (got.join() !== s.perStep.join()) failures.push(`rank ${rank} ${name} step ${step}: collectives [allGather, reduceScatter, allReduce, replica allReduce] = [${got}], expected [${s.perStep}]`);
@@ -146,19 +166,19 @@ function scenario(name: string, s: Scenario): void {
 // On 4 ranks: a 2 × 2 mesh, sharded over pairs of ranks and replicated across them.
 const hybrid = world === 4 ? fsdp.hybridGroups(2) : null;
 if (hybrid) {
-  scenario("HYBRID_SHARD 2 × 2, SGD momentum", { strategy: "HYBRID_SHARD", perStep: [6, 3, 0, 3] });
-  scenario("HYBRID_SHARD 2 × 2, AdamW, clipGradNorm", { strategy: "HYBRID_SHARD", adamw: true, clip: 0.05, perStep: [6, 3, 1, 3] });
+  await scenario("HYBRID_SHARD 2 × 2, SGD momentum", { strategy: "HYBRID_SHARD", perStep: [6, 3, 0, 3] });
+  await scenario("HYBRID_SHARD 2 × 2, AdamW, clipGradNorm", { strategy: "HYBRID_SHARD", adamw: true, clip: 0.05, perStep: [6, 3, 1, 3] });
 }
 // Three Linear units (gathered in forward, again in backward) and a root without parameters.
 if (process.env.FSDP_ONLY_HYBRID !== "1") {
-scenario("FULL_SHARD, fullyShard per Linear, SGD momentum", { fully: true, perStep: [6, 3, 0, 0] });
-scenario("FULL_SHARD, FSDP class, AdamW", { adamw: true, perStep: [6, 3, 0, 0] });
-scenario("FULL_SHARD, clipGradNorm with one all-reduce", { clip: 0.05, perStep: [6, 3, 1, 0] });
-scenario("SHARD_GRAD_OP: gathered once per step", { strategy: "SHARD_GRAD_OP", adamw: true, perStep: [3, 3, 0, 0] });
-scenario("NO_SHARD: gradients all-reduced", { strategy: "NO_SHARD", perStep: [0, 0, 0, 3] });
-scenario("noSync accumulation of 3 micro-batches", { accumulate: 3, perStep: [18, 3, 0, 0] });
+await scenario("FULL_SHARD, fullyShard per Linear, SGD momentum", { fully: true, perStep: [6, 3, 0, 0] });
+await scenario("FULL_SHARD, FSDP class, AdamW; save, zero and load at step 2", { adamw: true, reloadAt: 2, perStep: [6, 3, 0, 0] });
+await scenario("FULL_SHARD, clipGradNorm with one all-reduce", { clip: 0.05, perStep: [6, 3, 1, 0] });
+await scenario("SHARD_GRAD_OP: gathered once per step", { strategy: "SHARD_GRAD_OP", adamw: true, perStep: [3, 3, 0, 0] });
+await scenario("NO_SHARD: gradients all-reduced", { strategy: "NO_SHARD", perStep: [0, 0, 0, 3] });
+await scenario("noSync accumulation of 3 micro-batches", { accumulate: 3, perStep: [18, 3, 0, 0] });
 // bfloat16 keeps 8 bits of mantissa: the weights used in compute are rounded, the steps close to float32's.
-scenario("mixed precision: bfloat16 gather and reduce", { fully: true, mixed: true, tol: 5e-3, perStep: [6, 3, 0, 0] });
+await scenario("mixed precision: bfloat16 gather and reduce", { fully: true, mixed: true, tol: 5e-3, perStep: [6, 3, 0, 0] });
 }
 
 dist.destroyProcessGroup();
