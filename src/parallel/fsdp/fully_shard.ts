@@ -50,7 +50,14 @@ export class FsdpState {
     if (activeRoot === null) {
       if (this.root === null) this.becomeRoot();
       activeRoot = this.root;
-      if (this.root === this) for (const s of this.tree) s.unit.resetBackward();
+      // A forward whose backward never ran (grad on, no backward) left units gathered; an
+      // optimizer step may have changed their shards since, so each gathers afresh.
+      if (this.root === this) {
+        for (const s of this.tree) {
+          s.unit.resetBackward();
+          s.unit.reshard();
+        }
+      }
     }
     this.unit.unshard("forward");
     this.unit.installUnsharded();
