@@ -38,9 +38,10 @@ function torch(mode: "fsdp" | "ddp"): { rate: number; rss: number[] } | null {
     console.log(`PyTorch ${mode} failed: ${r.stderr.trim().split("\n").slice(-2).join(" / ")}`);
     return null;
   }
-  const lines = r.stdout.split("\n").filter((l) => l.startsWith("rank="));
-  const rate = Number(/median=(\d+)/.exec(lines[0] ?? "")?.[1] ?? NaN);
-  return { rate, rss: lines.map((l) => Number(/rss_mb=(\d+)/.exec(l)?.[1] ?? NaN)) };
+  // The two ranks print at once, so their lines may run together: match records, not lines.
+  const ranks = [...r.stdout.matchAll(/rank=(\d+) \w+ tokens\/s runs=\[[^\]]*\] median=(\d+) rss_mb=(\d+)/g)].sort((a, b) => Number(a[1]) - Number(b[1]));
+  if (ranks.length !== 2) return null;
+  return { rate: Number(ranks[0][2]), rss: ranks.map((m) => Number(m[3])) };
 }
 
 const rows: [string, { rate: number; rss: number[] } | null][] = [

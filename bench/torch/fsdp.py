@@ -45,7 +45,7 @@ def run(rank, world, port):
         for _ in range(STEPS): step()
         dist.barrier(); res.append(world * STEPS * B * T / (time.perf_counter() - t0))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"rank={rank} {MODE} tokens/s runs={[round(v) for v in res]} median={statistics.median(res):.0f} rss_mb={rss:.0f}", flush=True)
+    print(f"\nrank={rank} {MODE} tokens/s runs={[round(v) for v in res]} median={statistics.median(res):.0f} rss_mb={rss:.0f}", flush=True)
     dist.destroy_process_group()
 if __name__ == "__main__":
     mp.spawn(run, args=(2, 29000 + os.getpid() % 1000), nprocs=2, join=True)
