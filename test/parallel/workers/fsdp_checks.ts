@@ -45,7 +45,10 @@ function train(model: rt.nn.Module, step: () => void): void {
 {
   const base = held();
   let model: rt.nn.Module | null = build();
-  const fsdpModel = new rt.FSDP(model, { autoWrapPolicy: fsdp.moduleWrapPolicy([nn.Linear]) });
+  // Every rank builds the same weights from the seed. syncModuleStates is off because its one-off
+  // broadcast buffers reach the comm worker, which drops its handles only at its own collections
+  // (after 64 MB of new buffers): whether they count here would depend on its timing.
+  const fsdpModel = new rt.FSDP(model, { autoWrapPolicy: fsdp.moduleWrapPolicy([nn.Linear]), syncModuleStates: false });
   const opt = new optim.AdamW(fsdpModel.parameters(), { lr: 1e-3 });
   train(fsdpModel, () => opt.step());
   const bytes = held() - base;
