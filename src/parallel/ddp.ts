@@ -1,10 +1,9 @@
-import { isGradEnabled, noGrad } from "../autograd/grad_mode.js";
+import { isGradEnabled } from "../autograd/grad_mode.js";
 import { Module } from "../nn/module.js";
-import { cat } from "../ops/join.js";
-import type { Tensor } from "../tensor/tensor.js";
 import type { DdpComm } from "./comm.js";
 import type { ProcessGroup } from "../distributed/process_group.js";
 import { commFor } from "./process_group_comm.js";
+import { broadcastCoalesced } from "./broadcast_coalesced.js";
 import { overlapPays } from "./overlap_policy.js";
 import { Reducer, type CommHook, type LaunchRecord } from "./reducer.js";
 import { checkArity, checkOptions } from "../util/options.js";
@@ -154,28 +153,6 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
   private syncModuleStates(root: number): void {
     broadcastCoalesced(this.comm, [...this.module.parameters(), ...this.module.buffers()], root);
   }
-}
-
-/** Broadcasts tensors as one flat buffer per dtype (one collective instead of one per tensor). */
-function broadcastCoalesced(comm: DdpComm, tensors: readonly Tensor[], root: number): void {
-  if (comm.worldSize === 1 || tensors.length === 0) return;
-  const byDtype = new Map<string, Tensor[]>();
-  for (const t of tensors) {
-    const list = byDtype.get(t.dtype) ?? [];
-    list.push(t);
-    byDtype.set(t.dtype, list);
-  }
-  noGrad(() => {
-    for (const group of byDtype.values()) {
-      const flat = cat(group.map((t) => t.detach().reshape(-1)), 0);
-      comm.broadcast(flat, root);
-      let offset = 0;
-      for (const t of group) {
-        t.copy_(flat.narrow(0, offset, t.numel).view(t.shape));
-        offset += t.numel;
-      }
-    }
-  });
 }
 
 /**

@@ -4,3 +4,6 @@ export type { DdpComm, CommWork } from "./comm.js";
 export * as commHooks from "./comm_hooks.js";
 export { allReduceSum, allReduceMean, globalAccuracy, rank0First } from "./metrics.js";
 export { DataParallel, type DataParallelOptions } from "../nn/data_parallel/data_parallel.js";
+export * as fsdp from "./fsdp/index.js";
+export { fullyShard, FullyShardedDataParallel, FullyShardedDataParallel as FSDP, ShardingStrategy } from "./fsdp/index.js";
+export { ZeroRedundancyOptimizer, type ZeroRedundancyOptimizerOptions } from "./zero.js";

@@ -40,6 +40,19 @@ export class Storage {
     return this.data;
   }
 
+  /**
+   * Puts other memory under this storage, keeping the object that every view and every tensor
+   * autograd saved refers to (torch's `storage.resize_`). FSDP frees an unsharded parameter's
+   * memory between uses (an empty array) and gathers into fresh memory before the next use.
+   * The version is kept: refilling with the same values is not a modification.
+   */
+  swapData(data: TypedArray): void {
+    if (data.constructor !== this.data.constructor) throw new TypeError(`Storage.swapData: expected a ${this.data.constructor.name} for ${this.dtype} memory, got a ${data.constructor.name}`);
+    (this as { data: TypedArray }).data = data;
+    this.exposed = false;
+    this.released = false;
+  }
+
   /** Returns the buffer to the pool now. Only for storages that no tensor will touch again. */
   release(): void {
     if (this.exposed || this.released) return;

@@ -46,13 +46,31 @@ export function clipGradNorm(parameters: Iterable<Tensor> | Tensor, maxNorm: num
   if (!(maxNorm >= 0)) throw new RangeError(`clipGradNorm: maxNorm must be a non-negative number, got ${maxNorm}`);
   const grads = gradsOf(parameters);
   if (grads.length === 0) return scalarTensor(0, "float32");
+  return clipToTotalNorm(grads, finishNorm(normPart(grads, p), p), maxNorm, p, options.errorIfNonfinite ?? false);
+}
+
+/**
+ * The gradients' share of a p-norm: the sum of |x|^p (the max |x| for p = ∞). Sharded
+ * gradients combine these shares across ranks (sum, or max) before finishNorm.
+ */
+export function normPart(grads: readonly Tensor[], p: number): number {
   let total = 0;
   for (const g of grads) {
     const part = partialNorm(g, p);
     total = p === Infinity ? (part > total || Number.isNaN(part) ? part : total) : total + part;
   }
-  if (p !== Infinity) total = p === 2 ? Math.sqrt(total) : total ** (1 / p);
-  if (options.errorIfNonfinite && !Number.isFinite(total)) {
+  return total;
+}
+
+/** The p-norm from its combined share. */
+export function finishNorm(part: number, p: number): number {
+  if (p === Infinity) return part;
+  return p === 2 ? Math.sqrt(part) : part ** (1 / p);
+}
+
+/** Scales the gradients in place so that a total norm of `total` becomes at most maxNorm; returns the total as a 0-d tensor. */
+export function clipToTotalNorm(grads: readonly Tensor[], total: number, maxNorm: number, p: number, errorIfNonfinite: boolean): Tensor {
+  if (errorIfNonfinite && !Number.isFinite(total)) {
     throw new Error(
       `clipGradNorm: the total norm of order ${p} of the gradients is ${total}, so they cannot be clipped. ` +
         "Pass { errorIfNonfinite: false } to scale them anyway (they will become NaN).",

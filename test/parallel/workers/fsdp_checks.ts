@@ -1,0 +1,123 @@
+// One rank (of 2) of test/parallel/fsdp.test.ts: memory after the optimizer step against the ZeRO
+// formulas, read from the tensor pool's own byte counts; ZeRO-1 against plain AdamW; and the
+// collective-sequence check, last, since it leaves the group out of step. Prints RESULT.
+import * as rt from "../../../src/index.js";
+import { exposeCollector } from "../../../src/tensor/arena.js";
+
+const { nn, optim, dist, fsdp } = rt;
+rt.getBackend(); // the backend, and with it the arena, is set up on first use
+await dist.initProcessGroup({ timeoutMs: 60_000 });
+const rank = dist.getRank();
+const N = dist.getWorldSize();
+const failures: string[] = [];
+const checks: string[] = [];
+const memory: Record<string, unknown> = {};
+const gc = exposeCollector()!;
+
+/** Bytes the arena holds for live tensors once every dead one is collected. */
+function held(): number {
+  rt.memoryPool.clear();
+  gc({ type: "major" });
+  return rt.memoryPool.stats()!.held;
+}
+
+const D = 256;
+const LAYERS = 4;
+const build = () => {
+  rt.manualSeed(0);
+  return new nn.Sequential(...Array.from({ length: LAYERS }, () => new nn.Linear(D, D, { bias: false })));
+};
+const psi = LAYERS * D * D;
+
+/** Two steps; the gradients of the last are still held when memory is read, as the formulas count them. */
+function train(model: rt.nn.Module, step: () => void): void {
+  for (let s = 0; s < 2; s++) {
+    model.zeroGrad();
+    const g = new rt.Generator(7 + s);
+    const x = rt.randn([4, D], { generator: g });
+    (model.call(x) as rt.Tensor).square().mean().backward();
+    step();
+  }
+}
+
+// FULL_SHARD with AdamW: parameter shards, gradient shards and both moments, 16Ψ/N bytes, plus
+// at most the largest unit gathered (here: none, every unit is freed after backward).
+{
+  const base = held();
+  let model: rt.nn.Module | null = build();
+  // Every rank builds the same weights from the seed. syncModuleStates is off because its one-off
+  // broadcast buffers reach the comm worker, which drops its handles only at its own collections
+  // (after 64 MB of new buffers): whether they count here would depend on its timing.
+  const fsdpModel = new rt.FSDP(model, { autoWrapPolicy: fsdp.moduleWrapPolicy([nn.Linear]), syncModuleStates: false });
+  const opt = new optim.AdamW(fsdpModel.parameters(), { lr: 1e-3 });
+  train(fsdpModel, () => opt.step());
+  const bytes = held() - base;
+  const formula = (16 * psi) / N;
+  const largestUnit = 4 * D * D;
+  memory.fullShard = { bytes, formula, largestUnit };
+  if (!(bytes >= formula * 0.95 && bytes <= (formula + largestUnit) * 1.05)) failures.push(`rank ${rank} FULL_SHARD holds ${bytes} bytes after the step; ZeRO-3 says ${formula} (+ ${largestUnit} for the largest unit)`);
+  checks.push("FULL_SHARD memory");
+  model = null;
+}
+
+// ZeRO-1 beside DDP: whole parameters and gradients, Adam state for this rank's partition: 8Ψ + 8Ψ/N.
+{
+  const base = held();
+  const ddp = new rt.DDP(build(), { bucketCapMb: 25, gradientAsBucketView: true });
+  const opt = new rt.parallel.ZeroRedundancyOptimizer(ddp.parameters(), { optimizerClass: optim.AdamW, lr: 1e-3 });
+  train(ddp, () => opt.step());
+  const bytes = held() - base;
+  const formula = 8 * psi + (8 * psi) / N;
+  memory.zero1 = { bytes, formula };
+  if (!(bytes >= formula * 0.95 && bytes <= formula * 1.05)) failures.push(`rank ${rank} ZeRO-1 holds ${bytes} bytes after the step; the formula says ${formula}`);
+  checks.push("ZeRO-1 memory");
+}
+
+// ZeRO-1 takes the steps of a plain optimizer over the same averaged gradients.
+for (const make of [(ps: rt.Tensor[]) => new optim.SGD(ps, { lr: 0.1, momentum: 0.9 }), (ps: rt.Tensor[]) => new optim.AdamW(ps, { lr: 0.01, weightDecay: 0.1 })]) {
+  const ref = new rt.DDP(build());
+  const zddp = new rt.DDP(build());
+  const refOpt = make(ref.parameters());
+  const isSgd = refOpt instanceof optim.SGD;
+  const zopt = isSgd
+    ? new rt.parallel.ZeroRedundancyOptimizer(zddp.parameters(), { optimizerClass: optim.SGD, lr: 0.1, momentum: 0.9 })
+    : new rt.parallel.ZeroRedundancyOptimizer(zddp.parameters(), { optimizerClass: optim.AdamW, lr: 0.01, weightDecay: 0.1 });
+  if (zopt.partitions[rank].length !== LAYERS / N) failures.push(`rank ${rank} owns ${zopt.partitions[rank].length} of ${LAYERS} equal parameters`);
+  for (let s = 0; s < 3; s++) {
+    const x = rt.randn([4, D], { generator: new rt.Generator(100 * rank + s) });
+    for (const m of [ref, zddp]) (m.call(x) as rt.Tensor).square().mean().backward();
+    refOpt.step();
+    zopt.step();
+    refOpt.zeroGrad();
+    zopt.zeroGrad();
+  }
+  const want = ref.parameters();
+  zddp.parameters().forEach((p, i) => {
+    const a = p.data();
+    const b = want[i].data();
+    for (let j = 0; j < a.length; j++) if (!(Math.abs(a[j] - b[j]) <= 1e-6)) return void failures.push(`rank ${rank} ZeRO-1 (${isSgd ? "SGD" : "AdamW"}) parameter ${i}[${j}] = ${a[j]}, plain optimizer ${b[j]}`);
+  });
+  checks.push(`ZeRO-1 parity ${isSgd ? "SGD momentum" : "AdamW"}`);
+}
+
+// The sequence check: rank 1 skips the first unit's forward. Both units have one size, so without
+// the check the gather would succeed with the wrong weights; with it, both ranks name the units.
+{
+  rt.manualSeed(0);
+  const model = new nn.Sequential(new nn.Linear(8, 8), new nn.Linear(8, 8));
+  for (const l of [...model.children()]) fsdp.fullyShard(l);
+  fsdp.fullyShard(model);
+  const x = rt.randn([2, 8]);
+  try {
+    rt.noGrad(() => (rank === 1 ? (model.children().next().value as rt.nn.Module) && [...model.children()][1].call(x) : model.call(x)));
+    failures.push(`rank ${rank}: a skipped unit went unnoticed`);
+  } catch (err) {
+    const msg = (err as Error).message;
+    if (!/collective sequence broken/.test(msg) || !/rank [01] all-gathered unit/.test(msg)) failures.push(`rank ${rank}: unclear sequence error: ${msg}`);
+    memory.sequenceMessage = msg;
+  }
+  checks.push("sequence check");
+}
+
+console.log("RESULT " + JSON.stringify({ failures, checks, memory }));
+process.exit(0);
