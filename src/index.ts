@@ -27,3 +27,5 @@ export * as track from "./track/index.js";
 export { record, recordError, spawn, multiprocessing, SpawnContext, ProcessException, ProcessRaisedException, ProcessExitedException, type SpawnOptions } from "./launch/index.js";
 export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./parallel/ddp.js";
 export * as parallel from "./parallel/index.js";
+export * as trainer from "./trainer/index.js";
+export { Trainer, TrainingArguments, EarlyStoppingCallback } from "./trainer/index.js";
