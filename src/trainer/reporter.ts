@@ -11,7 +11,7 @@ import type { TrainingArguments } from "./training_arguments.js";
  * so that the resumed steps are not logged twice.
  */
 export class TrainerReporter {
-  private readonly bar: Progress<unknown> | null;
+  private bar: Progress<unknown> | null;
   private readonly run: Run | null;
   private shown: number;
 
@@ -53,8 +53,17 @@ export class TrainerReporter {
     }
   }
 
-  close(): void {
+  /**
+   * Ends the progress bar. The run stays open, so that an evaluate() after train() is logged to
+   * it too; track finishes it (writes its summary) when the process exits.
+   */
+  closeBar(): void {
     this.bar?.close();
-    this.run?.finish();
+  }
+
+  /** Finishes the run (before a second train() starts its own). */
+  finish(): void {
+    this.bar?.close();
+    if (this.run && !this.run.isFinished) this.run.finish();
   }
 }

@@ -141,6 +141,7 @@ export class Trainer {
       if (saved) this.state = { ...saved, maxSteps, numTrainEpochs: numEpochs, isWorldProcessZero: rank === 0 };
       this.state.globalStep = point.step;
     }
+    this.reporter?.finish();
     this.reporter = new TrainerReporter(args, rank, maxSteps, this.state.globalStep);
     this.model.train();
     this.fire("onTrainBegin");
@@ -219,7 +220,7 @@ export class Trainer {
     this.log(metrics);
     this.fire("onTrainEnd");
     this.control.shouldTrainingStop = false;
-    this.reporter.close();
+    this.reporter.closeBar();
     return { globalStep: this.state.globalStep, trainingLoss: metrics.train_loss, metrics };
   }
 
