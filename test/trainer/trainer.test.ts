@@ -73,6 +73,29 @@ test("the Trainer takes the same steps as the hand-written loop from the same se
   }
 });
 
+test("computeLossFunc: a model that returns only logits trains as one that returns its loss", async () => {
+  const dir = tempDir();
+  try {
+    const ds = dataset(24);
+    const expected = newModel();
+    const handLosses = handLoop(expected, ds, { batch: 8, epochs: 2, lr: 0.02, warmup: 2, seed: 42 });
+    let calls = 0;
+    const computeLossFunc = (outputs: unknown, labels: rt.Tensor) => {
+      calls++;
+      const o = outputs as { loss?: rt.Tensor; logits: rt.Tensor };
+      assert.equal(o.loss, undefined, "the labels are taken out of the batch before the forward");
+      return rt.crossEntropy(o.logits, labels);
+    };
+    const trainer = new Trainer({ model: newModel(), args: baseArgs(dir, { perDeviceTrainBatchSize: 8 }), trainDataset: ds, computeLossFunc });
+    await trainer.train();
+    assert.equal(calls, 6);
+    assert.deepEqual(stepLosses(trainer), handLosses);
+    assert.deepEqual(weights(trainer.model), weights(expected));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("k accumulated micro-batches take the step of one batch k times larger", async () => {
   const dir = tempDir();
   try {
