@@ -42,7 +42,7 @@ function handLoop(model: Classifier, ds: rt.data.ListDataset<Sample>, o: { batch
   for (let epoch = 0; epoch < o.epochs; epoch++) {
     sampler.setEpoch(epoch);
     for (const batch of loader) {
-      const { loss } = model.call(batch) as { loss: rt.Tensor };
+      const { loss } = model.call(batch as never) as { loss: rt.Tensor };
       loss.backward();
       rt.nn.utils.clipGradNorm(model.parameters(), 1);
       optimizer.step();
