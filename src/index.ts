@@ -29,3 +29,5 @@ export { DistributedDataParallel, DistributedDataParallel as DDP, type Distribut
 export * as parallel from "./parallel/index.js";
 export * as fsdp from "./parallel/fsdp/index.js";
 export { fullyShard, FullyShardedDataParallel, FullyShardedDataParallel as FSDP, ShardingStrategy, type FullyShardedDataParallelOptions } from "./parallel/fsdp/index.js";
+export * as trainer from "./trainer/index.js";
+export { Trainer, TrainingArguments, EarlyStoppingCallback } from "./trainer/index.js";

@@ -1,0 +1,330 @@
+import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { DataLoader } from "../data/dataloader.js";
+import type { Dataset } from "../data/dataset.js";
+import { DistributedSampler } from "../data/distributed_sampler.js";
+import { getRank, getWorldSize, initProcessGroup, isInitialized } from "../distributed/init.js";
+import type { Module } from "../nn/module.js";
+import { clipGradNorm } from "../nn/utils/clip_grad.js";
+import type { LRScheduler } from "../optim/lr_scheduler.js";
+import type { AnyOptimizer as Optimizer } from "../optim/lr_scheduler.js";
+import { DistributedDataParallel } from "../parallel/ddp.js";
+import { allReduceMean } from "../parallel/metrics.js";
+import { manualSeed } from "../tensor/random.js";
+import { save as saveCheckpoint } from "../checkpoint/save.js";
+import { resume as resumeCheckpoint } from "../checkpoint/resume.js";
+import { listCheckpoints, stepDirName } from "../checkpoint/directory.js";
+import { load as loadCheckpoint } from "../checkpoint/load.js";
+import { checkArity, checkOptions } from "../util/options.js";
+import { metricValue, type CallbackEvent, type CallbackExtras, type TrainerCallback, type TrainerControl, type TrainerState } from "./callbacks.js";
+import { createOptimizer, createScheduler } from "./create_optimizer.js";
+import { evaluationLoop } from "./evaluation_loop.js";
+import { forwardBatch, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
+import { TrainerReporter } from "./reporter.js";
+import { TrainingArguments } from "./training_arguments.js";
+
+export interface TrainerOptions {
+  model: Module;
+  args: TrainingArguments;
+  trainDataset?: Dataset<unknown>;
+  evalDataset?: Dataset<unknown>;
+  /** Turns a list of samples into the model's batch object (default: the DataLoader's defaultCollate). */
+  dataCollator?: (samples: never[]) => unknown;
+  computeMetrics?: (p: EvalPrediction) => Record<string, number>;
+  /** For models that do not return a loss: the loss from their outputs and the batch's labels. */
+  computeLossFunc?: ComputeLossFunc;
+  /** [optimizer, scheduler]; either may be null to get the default (AdamW; the lrSchedulerType's schedule). */
+  optimizers?: [Optimizer | null, LRScheduler | null];
+  callbacks?: TrainerCallback[];
+}
+
+export interface TrainOutput {
+  globalStep: number;
+  trainingLoss: number;
+  metrics: Record<string, number>;
+}
+
+const OPTIONS = ["model", "args", "trainDataset", "evalDataset", "dataCollator", "computeMetrics", "computeLossFunc", "optimizers", "callbacks"];
+
+/**
+ * Hugging Face's Trainer: the training loop, evaluation, checkpoints and logging of a model that
+ * takes a batch object and returns { loss, logits } when the batch has labels. The same script
+ * runs on one process or under `ringrun`: with RANK/WORLD_SIZE set (or a process group already
+ * initialised) it joins the process group, wraps the model in DDP, shards the data with a
+ * DistributedSampler, accumulates micro-batches under noSync, and evaluates each sample exactly
+ * once across ranks.
+ *
+ * The loss of a micro-batch is divided by gradientAccumulationSteps before backward, so k
+ * micro-batches of a mean loss take the step of one batch k times larger.
+ */
+export class Trainer {
+  readonly model: Module;
+  readonly args: TrainingArguments;
+  readonly trainDataset: Dataset<unknown> | null;
+  readonly evalDataset: Dataset<unknown> | null;
+  readonly callbacks: TrainerCallback[];
+  optimizer: Optimizer | null;
+  lrScheduler: LRScheduler | null;
+  state: TrainerState;
+  readonly control: TrainerControl = { shouldTrainingStop: false, shouldEpochStop: false, shouldSave: false, shouldEvaluate: false, shouldLog: false };
+  private readonly collate: ((samples: unknown[]) => unknown) | undefined;
+  private readonly computeMetrics: ((p: EvalPrediction) => Record<string, number>) | null;
+  private readonly computeLossFunc: ComputeLossFunc | null;
+  private wrapped: Module | null = null;
+  private reporter: TrainerReporter | null = null;
+  private lastEvalMetrics: Record<string, number> | null = null;
+
+  constructor(options: TrainerOptions) {
+    checkArity("Trainer", arguments, 1, "new Trainer({ model, args, trainDataset, evalDataset, … })");
+    checkOptions("Trainer", options, OPTIONS);
+    if (!options?.model || typeof (options.model as Module).call !== "function") throw new TypeError("Trainer: model must be an nn.Module");
+    if (!(options.args instanceof TrainingArguments)) throw new TypeError("Trainer: args must be a TrainingArguments (new TrainingArguments({ outputDir, … }))");
+    this.model = options.model;
+    this.args = options.args;
+    this.trainDataset = options.trainDataset ?? null;
+    this.evalDataset = options.evalDataset ?? null;
+    this.collate = options.dataCollator as ((samples: unknown[]) => unknown) | undefined;
+    this.computeMetrics = options.computeMetrics ?? null;
+    this.computeLossFunc = options.computeLossFunc ?? null;
+    this.optimizer = options.optimizers?.[0] ?? null;
+    this.lrScheduler = options.optimizers?.[1] ?? null;
+    this.callbacks = [...(options.callbacks ?? [])];
+    this.state = freshState(this.rank === 0);
+    // As HF: the seed is set when the Trainer is made, so dropout and shuffles follow from it.
+    manualSeed(this.args.seed);
+    this.fire("onInitEnd");
+  }
+
+  get rank(): number {
+    return isInitialized() ? getRank() : 0;
+  }
+
+  get worldSize(): number {
+    return isInitialized() ? getWorldSize() : 1;
+  }
+
+  addCallback(callback: TrainerCallback): void {
+    this.callbacks.push(callback);
+  }
+
+  /** Trains from scratch, or from a checkpoint: true for the newest under outputDir, or a checkpoint's path. */
+  async train(options: { resumeFromCheckpoint?: boolean | string } = {}): Promise<TrainOutput> {
+    checkOptions("Trainer.train", options, ["resumeFromCheckpoint"]);
+    if (!this.trainDataset) throw new Error("Trainer.train: give the Trainer a trainDataset");
+    const args = this.args;
+    await joinLauncherGroup();
+    const rank = this.rank;
+    const worldSize = this.worldSize;
+    const sampler = new DistributedSampler(this.trainDataset, { shuffle: true, seed: args.dataSeed ?? args.seed, numReplicas: worldSize, rank });
+    const loader = new DataLoader(this.trainDataset, { batchSize: args.perDeviceTrainBatchSize, sampler, ...(this.collate ? { collateFn: this.collate } : {}) });
+    const batchesPerEpoch = Math.ceil(sampler.numSamples / args.perDeviceTrainBatchSize);
+    if (batchesPerEpoch === 0) throw new Error("Trainer.train: the training dataset is empty");
+    const updatesPerEpoch = Math.ceil(batchesPerEpoch / args.gradientAccumulationSteps);
+    const maxSteps = args.maxSteps > 0 ? args.maxSteps : Math.ceil(args.numTrainEpochs * updatesPerEpoch);
+    const numEpochs = Math.ceil(maxSteps / updatesPerEpoch);
+    this.optimizer ??= createOptimizer(this.model, args);
+    this.lrScheduler ??= createScheduler(this.optimizer, args, maxSteps);
+    const optimizer = this.optimizer;
+    const scheduler = this.lrScheduler;
+    const ddp = worldSize > 1 ? (this.wrapped ??= new DistributedDataParallel(this.model, ddpOptions(args))) as DistributedDataParallel : null;
+    const model = ddp ?? this.model;
+
+    this.state = { ...freshState(rank === 0), maxSteps, numTrainEpochs: numEpochs };
+    let startEpoch = 0;
+    let startBatch = 0;
+    if (options.resumeFromCheckpoint) {
+      const path = typeof options.resumeFromCheckpoint === "string" ? options.resumeFromCheckpoint : args.outputDir;
+      const point = await resumeCheckpoint(path, { model: this.model, optimizer, scheduler, sampler, batchSize: args.perDeviceTrainBatchSize, ...(options.resumeFromCheckpoint === true ? { step: "latest" as const } : {}) });
+      startEpoch = point.epoch;
+      startBatch = point.batch;
+      const saved = point.state.trainerState as TrainerState | undefined;
+      if (saved) this.state = { ...saved, maxSteps, numTrainEpochs: numEpochs, isWorldProcessZero: rank === 0 };
+      this.state.globalStep = point.step;
+    }
+    this.reporter?.finish();
+    this.reporter = new TrainerReporter(args, rank, maxSteps, this.state.globalStep);
+    this.model.train();
+    this.fire("onTrainBegin");
+
+    const gas = args.gradientAccumulationSteps;
+    let lossSinceLog = 0;
+    let stepsSinceLog = 0;
+    let totalLoss = 0;
+    let totalSteps = 0;
+    for (let epoch = startEpoch; epoch < numEpochs && !this.control.shouldTrainingStop; epoch++) {
+      sampler.setEpoch(epoch);
+      this.fire("onEpochBegin");
+      let micro = epoch === startEpoch ? startBatch : 0;
+      let accumulated = 0;
+      for (const batch of loader) {
+        const isUpdate = (micro + 1) % gas === 0 || micro + 1 === batchesPerEpoch;
+        if (micro % gas === 0) this.fire("onStepBegin");
+        const backward = () => {
+          const out = forwardBatch(model, batch, this.computeLossFunc);
+          if (!out.loss) throw new Error("Trainer: the model returned no loss; return { loss, logits } when the batch has labels, or give computeLossFunc");
+          const loss = out.loss.div(gas);
+          loss.backward();
+          return loss.item();
+        };
+        // Micro-batches before the last of a group keep their gradients local; the last one's backward all-reduces the sum.
+        accumulated += ddp && !isUpdate ? ddp.noSync(backward) : backward();
+        micro++;
+        if (!isUpdate) continue;
+        const gradNorm = args.maxGradNorm > 0 ? clipGradNorm(this.model.parameters(), args.maxGradNorm).item() : null;
+        optimizer.step();
+        scheduler.step();
+        optimizer.zeroGrad();
+        this.state.globalStep++;
+        this.state.epoch = epoch + micro / batchesPerEpoch;
+        lossSinceLog += accumulated;
+        totalLoss += accumulated;
+        stepsSinceLog++;
+        totalSteps++;
+        accumulated = 0;
+        const step = this.state.globalStep;
+        this.reporter.advance(step);
+        const lastStep = step >= maxSteps;
+        this.control.shouldLog ||= args.loggingStrategy === "steps" && step % args.loggingSteps === 0;
+        this.control.shouldEvaluate ||= args.evalStrategy === "steps" && step % args.evalSteps === 0;
+        this.control.shouldSave ||= args.saveStrategy === "steps" && step % args.saveSteps === 0;
+        if (lastStep) this.control.shouldTrainingStop = true;
+        this.fire("onStepEnd");
+        if (this.control.shouldLog) {
+          this.log({ loss: allReduceMean(lossSinceLog / stepsSinceLog), ...(gradNorm === null ? {} : { grad_norm: gradNorm }), learning_rate: scheduler.getLastLr()[0] });
+          lossSinceLog = 0;
+          stepsSinceLog = 0;
+        }
+        const endOfEpoch = micro === batchesPerEpoch;
+        await this.maybeEvaluateAndSave(endOfEpoch ? epoch + 1 : epoch, endOfEpoch ? 0 : micro);
+        if (this.control.shouldTrainingStop || this.control.shouldEpochStop) break;
+      }
+      this.control.shouldEpochStop = false;
+      this.control.shouldLog ||= args.loggingStrategy === "epoch";
+      this.control.shouldEvaluate ||= args.evalStrategy === "epoch";
+      this.control.shouldSave ||= args.saveStrategy === "epoch";
+      this.fire("onEpochEnd");
+      if (this.control.shouldLog && stepsSinceLog > 0) {
+        this.log({ loss: allReduceMean(lossSinceLog / stepsSinceLog), learning_rate: scheduler.getLastLr()[0] });
+        lossSinceLog = 0;
+        stepsSinceLog = 0;
+      }
+      this.control.shouldLog = false;
+      await this.maybeEvaluateAndSave(epoch + 1, 0);
+    }
+
+    if (args.loadBestModelAtEnd && this.state.bestModelCheckpoint) {
+      const best = loadCheckpoint(this.state.bestModelCheckpoint, { rank });
+      this.model.loadStateDict(best.state.model as never);
+    }
+    const metrics = { train_loss: allReduceMean(totalSteps > 0 ? totalLoss / totalSteps : 0), epoch: this.state.epoch };
+    this.log(metrics);
+    this.fire("onTrainEnd");
+    this.control.shouldTrainingStop = false;
+    this.reporter.closeBar();
+    return { globalStep: this.state.globalStep, trainingLoss: metrics.train_loss, metrics };
+  }
+
+  /** Evaluates on evalDataset (or the one given): `eval_loss` and computeMetrics' values, each prefixed "eval_". */
+  async evaluate(options: { evalDataset?: Dataset<unknown>; metricKeyPrefix?: string } = {}): Promise<Record<string, number>> {
+    checkOptions("Trainer.evaluate", options, ["evalDataset", "metricKeyPrefix"]);
+    const dataset = options.evalDataset ?? this.evalDataset;
+    if (!dataset) throw new Error("Trainer.evaluate: give the Trainer an evalDataset, or pass { evalDataset }");
+    await joinLauncherGroup();
+    const { metrics } = this.predictionLoop(dataset, options.metricKeyPrefix ?? "eval");
+    this.log(metrics);
+    this.lastEvalMetrics = metrics;
+    this.fire("onEvaluate", { metrics });
+    return metrics;
+  }
+
+  /** Predictions for a dataset, in its order, with `test_`-prefixed metrics when it has labels. */
+  async predict(testDataset: Dataset<unknown>, options: { metricKeyPrefix?: string } = {}): Promise<EvalPrediction & { metrics: Record<string, number> }> {
+    checkArity("Trainer.predict", arguments, 2, "trainer.predict(testDataset, { metricKeyPrefix })");
+    checkOptions("Trainer.predict", options, ["metricKeyPrefix"]);
+    await joinLauncherGroup();
+    const out = this.predictionLoop(testDataset, options.metricKeyPrefix ?? "test");
+    this.fire("onPredict", { metrics: out.metrics });
+    return out;
+  }
+
+  private predictionLoop(dataset: Dataset<unknown>, prefix: string): EvalPrediction & { metrics: Record<string, number> } {
+    const r = evaluationLoop(dataset, {
+      model: this.model,
+      batchSize: this.args.perDeviceEvalBatchSize,
+      collateFn: this.collate,
+      computeLossFunc: this.computeLossFunc,
+      rank: this.rank,
+      worldSize: this.worldSize,
+    });
+    const metrics: Record<string, number> = {};
+    if (r.loss !== null) metrics[`${prefix}_loss`] = r.loss;
+    if (this.computeMetrics && r.labelIds) {
+      for (const [k, v] of Object.entries(this.computeMetrics({ predictions: r.predictions, labelIds: r.labelIds }))) metrics[k.startsWith(`${prefix}_`) ? k : `${prefix}_${k}`] = v;
+    }
+    return { predictions: r.predictions, labelIds: r.labelIds, metrics };
+  }
+
+  private async maybeEvaluateAndSave(epoch: number, batch: number): Promise<void> {
+    if (this.control.shouldEvaluate) {
+      this.control.shouldEvaluate = false;
+      if (this.evalDataset) await this.evaluate();
+    }
+    if (this.control.shouldSave) {
+      this.control.shouldSave = false;
+      await this.saveCheckpoint(epoch, batch);
+    }
+  }
+
+  /** Saves outputDir/step_<globalStep>/ on every rank, tracks the best checkpoint, and rotates old ones. */
+  private async saveCheckpoint(epoch: number, batch: number): Promise<void> {
+    const args = this.args;
+    const path = join(args.outputDir, stepDirName(this.state.globalStep));
+    if (args.metricForBestModel && this.lastEvalMetrics) {
+      const value = metricValue(this.lastEvalMetrics, args.metricForBestModel);
+      const best = this.state.bestMetric;
+      const better = best === null || (args.greaterIsBetter ? value > best : value < best);
+      if (better) {
+        this.state.bestMetric = value;
+        this.state.bestModelCheckpoint = path;
+      }
+    }
+    await saveCheckpoint(args.outputDir, { model: this.model, optimizer: this.optimizer, scheduler: this.lrScheduler, epoch, batch, trainerState: this.state }, { step: this.state.globalStep });
+    if (this.rank === 0 && args.saveTotalLimit !== null) this.rotateCheckpoints(args.saveTotalLimit);
+    this.fire("onSave", { checkpoint: path });
+  }
+
+  /** Deletes all but the newest `limit` checkpoints, never the best one (it is kept besides, as in HF). */
+  private rotateCheckpoints(limit: number): void {
+    const best = this.state.bestModelCheckpoint;
+    const others = listCheckpoints(this.args.outputDir).filter((c) => c.path !== best);
+    // The best counts towards the limit, but the newest checkpoint is always kept to resume from.
+    const keepOthers = best ? Math.max(1, limit - 1) : limit;
+    for (const { path } of others.slice(keepOthers)) rmSync(path, { recursive: true, force: true });
+  }
+
+  private log(logs: Record<string, number>): void {
+    const record = { ...logs, epoch: Math.round(this.state.epoch * 100) / 100, step: this.state.globalStep };
+    this.state.logHistory.push(record);
+    this.reporter?.log(logs, this.state.globalStep);
+    this.fire("onLog", { logs });
+  }
+
+  private fire(event: CallbackEvent, extras: CallbackExtras = {}): void {
+    for (const cb of this.callbacks) cb[event]?.call(cb, this.args, this.state, this.control, extras);
+  }
+}
+
+function freshState(isWorldProcessZero: boolean): TrainerState {
+  return { epoch: 0, globalStep: 0, maxSteps: 0, numTrainEpochs: 0, bestMetric: null, bestModelCheckpoint: null, logHistory: [], isWorldProcessZero };
+}
+
+function ddpOptions(args: TrainingArguments): Record<string, unknown> {
+  return { ...(args.ddpBucketCapMb !== null ? { bucketCapMb: args.ddpBucketCapMb } : {}), findUnusedParameters: args.ddpFindUnusedParameters };
+}
+
+/** Under ringrun (WORLD_SIZE > 1 in the environment) the script need not initialise the process group itself. */
+async function joinLauncherGroup(): Promise<void> {
+  if (isInitialized()) return;
+  const worldSize = Number(process.env.WORLD_SIZE ?? 1);
+  if (worldSize > 1) await initProcessGroup();
+}
