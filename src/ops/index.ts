@@ -13,6 +13,7 @@ export * from "./join.js";
 export * from "./linear.js";
 export * from "./loss.js";
 export * from "./matmul.js";
+export { autocast, isAutocastEnabled, getAutocastDtype, type AutocastOptions } from "./autocast.js";
 export * from "./norm.js";
 export * from "./readback.js";
 export * from "./reduction.js";

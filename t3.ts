@@ -1,0 +1,14 @@
+import { autocast, randn, manualSeed, crossEntropy, randint } from "./src/index.js";
+import * as nn from "./src/nn/index.js";
+manualSeed(0);
+const m = new nn.TransformerEncoderLayer(64, 4, { dimFeedforward: 128, dropout: 0, batchFirst: true, normFirst: true });
+const x = randn([2, 16, 64]);
+const y1 = m.call(x);
+const y2 = autocast("bfloat16", () => m.call(x));
+console.log(y1.dtype, y2.dtype, y1.sub(y2).abs().max().item(), y1.abs().max().item());
+y2.sum().backward();
+const g2 = [...m.parameters()].map((p) => p.grad!.clone());
+m.zeroGrad();
+y1.sum().backward();
+const g1 = [...m.parameters()].map((p) => p.grad!);
+g1.forEach((g, i) => { if (i < 4) console.log(g.dtype, g2[i].dtype, g.sub(g2[i]).abs().max().item(), g.abs().max().item()); });
