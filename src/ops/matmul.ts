@@ -109,6 +109,8 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
   }
   const lowp = lowPrecisionProduct(a, b);
   if (!lowp) {
+    // A bfloat16 operand is fine with another bfloat16 one (or inside autocast): say so first.
+    if (a.dtype === "bfloat16" || b.dtype === "bfloat16") assertSameDType(a, b, "matmul");
     assertFloating(a, "matmul");
     assertSameDType(a, b, "matmul");
   }
