@@ -7,6 +7,7 @@
 // Targets (issue 16): bf16 ≥ 1.6× ringtorch fp32's tokens/s with its loss within 1%, and ≥ 1.2× PyTorch's autocast bf16.
 import { pathToFileURL } from "node:url";
 import { autocast, backendName, crossEntropy, getBackend, manualSeed, randint, type Tensor } from "../src/index.js";
+import type { StateDict } from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
 import { GPT } from "./gpt.js";
 import { setThreads } from "./mlp.js";
@@ -20,7 +21,7 @@ interface Result {
   finalLoss: number;
 }
 
-function train(low: boolean, steps: number, batches: [Tensor, Tensor][], state: Map<string, Tensor>): Result {
+function train(low: boolean, steps: number, batches: [Tensor, Tensor][], state: StateDict): Result {
   const model = new GPT();
   model.loadStateDict(state);
   const opt = new optim.AdamW(model.parameters(), { lr: 3e-4 });
