@@ -20,6 +20,10 @@
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma")
+// GCC 12's own intrinsics read an intentionally undefined register (as in isa_avx512.cc).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 namespace rt_avx512bf16 {
 using rt::Bf16GemmProblem;
 using rt::Bf16Operand;
@@ -257,6 +261,7 @@ struct Gemm {
 // words, the same bytes as the float32 GEMM's; an MC x KC block of A is 144 KiB (inside L2).
 using GemmBf16 = Gemm<12, 2, 144, 512, 4096>;
 }  // namespace rt_avx512bf16
+#pragma GCC diagnostic pop
 #pragma GCC pop_options
 
 namespace rt {
