@@ -68,29 +68,53 @@ inline __m512i PairRows(__m512i h0, __m512i h1) {
   return _mm512_or_si512(_mm512_and_si512(h1, _mm512_set1_epi32(int(0xffff0000u))), _mm512_srli_epi32(h0, 16));
 }
 
-// Writes the pair words of a run of kc elements contiguous along k to dst[0], dst[stride], ...
-inline void PackRun(const Bf16Operand& op, int64_t offset, int64_t kc, uint32_t* dst, int64_t stride) {
-  alignas(64) uint32_t tmp[16];
+// The 16 pair words of up to 32 elements contiguous along k (zeros past count).
+inline __m512i RunWords(const Bf16Operand& op, int64_t offset, int64_t count) {
+  if (op.bf16) return _mm512_maskz_loadu_epi16(Mask32(count), static_cast<const uint16_t*>(op.data) + offset);
   const __m512i odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27, 25,
                                        23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  return _mm512_permutex2var_epi16(LoadHi(op, offset, count), odd, LoadHi(op, offset + 16, count - 16));
+}
+
+// r[j][i] = r[i][j] for a 16 x 16 block of 32-bit words: unpacks of 32 and 64 bits within 128-bit
+// lanes, then two rounds of lane shuffles.
+inline void Transpose16(__m512i r[16]) {
+  __m512i t[16], u[16];
+  for (int k = 0; k < 8; k++) {
+    t[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+  }
+  // u[4m + c], lane L: column 4L + c of rows 4m..4m+3.
+  for (int m = 0; m < 4; m++) {
+    u[4 * m] = _mm512_unpacklo_epi64(t[4 * m], t[4 * m + 2]);
+    u[4 * m + 1] = _mm512_unpackhi_epi64(t[4 * m], t[4 * m + 2]);
+    u[4 * m + 2] = _mm512_unpacklo_epi64(t[4 * m + 1], t[4 * m + 3]);
+    u[4 * m + 3] = _mm512_unpackhi_epi64(t[4 * m + 1], t[4 * m + 3]);
+  }
+  for (int c = 0; c < 4; c++) {
+    const __m512i x0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), x1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xee);
+    const __m512i y0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44), y1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xee);
+    r[c] = _mm512_shuffle_i32x4(x0, y0, 0x88);
+    r[4 + c] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
+    r[8 + c] = _mm512_shuffle_i32x4(x1, y1, 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
+  }
+}
+
+// Up to 16 runs contiguous along k (run i at offset + i * stride; `runs` of them, zeros after) into
+// dst[pp * dst_stride + i], writing the words that `keep` selects: 16 runs' words are built as
+// rows, then turned into pair rows by one register transpose instead of 16 scattered stores each.
+inline void PackRuns(const Bf16Operand& op, int64_t offset, int64_t stride, int runs, int64_t kc, uint32_t* dst,
+                     int64_t dst_stride, __mmask16 keep) {
   for (int64_t p = 0; p < kc; p += 32) {
     const int64_t cnt = std::min<int64_t>(32, kc - p);
-    __m512i w;
-    if (op.bf16) {
-      w = _mm512_maskz_loadu_epi16(Mask32(cnt), static_cast<const uint16_t*>(op.data) + offset + p);
-    } else {
-      const __m512i ha = LoadHi(op, offset + p, cnt), hb = LoadHi(op, offset + p + 16, cnt - 16);
-      w = _mm512_permutex2var_epi16(ha, odd, hb);
-    }
-    uint32_t* d = dst + (p / 2) * stride;
-    if (cnt == 32) {
-      _mm512_store_si512(tmp, w);
+    __m512i r[16];
 #pragma GCC unroll 16
-      for (int t = 0; t < 16; t++) d[t * stride] = tmp[t];
-    } else {
-      _mm512_store_si512(tmp, w);
-      for (int64_t t = 0; t < (cnt + 1) / 2; t++) d[t * stride] = tmp[t];
-    }
+    for (int i = 0; i < 16; i++) r[i] = i < runs ? RunWords(op, offset + i * stride + p, cnt) : _mm512_setzero_si512();
+    Transpose16(r);
+    uint32_t* d = dst + (p / 2) * dst_stride;
+    const int64_t words = (cnt + 1) / 2;
+    for (int64_t t = 0; t < words; t++) _mm512_mask_storeu_epi32(d + t * dst_stride, keep, r[t]);
   }
 }
 
@@ -157,12 +181,17 @@ struct Gemm {
     for (int64_t jr = 0; jr < nc; jr += NR) {
       uint32_t* d = dst + jr * kp;
       const int nr = int(std::min<int64_t>(NR, nc - jr));
+      if (B.rs == 1) {
+        // Transposed B (x @ w.T): each column runs along k; 16 columns per transpose.
+        for (int v = 0; v < NV; v++) {
+          const int runs = std::max(0, std::min(16, nr - v * 16));
+          PackRuns(B, off + (jr + v * 16) * B.cs, B.cs, runs, kc, d + v * 16, NR, Mask16(16));
+        }
+        continue;
+      }
       for (int j = 0; j < NR; j++) {
         if (j >= nr) {
           for (int64_t pp = 0; pp < kp; pp++) d[pp * NR + j] = 0;
-        } else if (B.rs == 1) {
-          // Transposed B (x @ w.T): each column runs along k.
-          PackRun(B, off + (jr + j) * B.cs, kc, d + j, NR);
         } else {
           for (int64_t pp = 0; pp < kp; pp++) {
             const int64_t s = off + (jr + j) * B.cs + 2 * pp * B.rs;
@@ -193,11 +222,14 @@ struct Gemm {
     for (int64_t ir = 0; ir < mc; ir += MR) {
       uint32_t* d = dst + ir * kp;
       const int mr = int(std::min<int64_t>(MR, mc - ir));
+      if (A.cs == 1) {
+        // Row-major A: its rows run along k, all MR of a sliver in one transpose.
+        PackRuns(A, off + ir * A.rs, A.rs, mr, kc, d, MR, Mask16(MR));
+        continue;
+      }
       for (int r = 0; r < MR; r++) {
         if (r >= mr) {
           for (int64_t pp = 0; pp < kp; pp++) d[pp * MR + r] = 0;
-        } else if (A.cs == 1) {
-          PackRun(A, off + (ir + r) * A.rs, kc, d + r, MR);
         } else {
           for (int64_t pp = 0; pp < kp; pp++) {
             const int64_t s = off + (ir + r) * A.rs + 2 * pp * A.cs;
