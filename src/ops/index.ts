@@ -12,7 +12,7 @@ export * from "./indexing.js";
 export * from "./join.js";
 export * from "./linear.js";
 export * from "./loss.js";
-export * from "./matmul.js";
+export { matmul, mm, bmm, matmulBf16 } from "./matmul.js";
 export { autocast, isAutocastEnabled, getAutocastDtype, type AutocastOptions } from "./autocast.js";
 export * from "./norm.js";
 export * from "./readback.js";

@@ -5,7 +5,7 @@ import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
 import { isAutocastEnabled, lowPrecisionProduct } from "./autocast.js";
-import { matmul, matmulBf16 } from "./matmul.js";
+import { backwardProduct } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape, transpose } from "./view.js";
@@ -79,7 +79,7 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
     (g) => {
       const g2 = reshape(g, [rows, outFeatures]);
       const x2 = reshape(xc.detach(), [rows, inFeatures]);
-      const product = lowp ? matmulBf16 : matmul;
+      const product = (a: Tensor, b: Tensor) => backwardProduct(a, b, lowp);
       return [
         x.requiresGrad ? to(reshape(product(g2, weight), x.shape), x.dtype) : null,
         weight.requiresGrad ? to(product(transpose(g2, 0, 1), isGradEnabled() ? reshape(x, [rows, inFeatures]) : x2), weight.dtype) : null,

@@ -136,6 +136,14 @@ export function matmulBf16(a: Tensor, b: Tensor): Tensor {
   return batchedMatmul(a, b, true);
 }
 
+/**
+ * The product a backward formula needs, in the precision its forward ran in (`lowp`) whatever the
+ * autocast state while backward runs. Both at least 2-D and already checked by the forward.
+ */
+export function backwardProduct(a: Tensor, b: Tensor, lowp: boolean): Tensor {
+  return batchedMatmul(a, b, lowp);
+}
+
 /** torch.mm: strictly 2-D. */
 export function mm(a: Tensor, b: Tensor): Tensor {
   if (a.ndim !== 2 || b.ndim !== 2) throw new RangeError(`mm: expected 2-D tensors, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);

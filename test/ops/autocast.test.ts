@@ -106,6 +106,17 @@ describe("autocast", () => {
     assertClose(wb.grad!, matmul(randn([16, 5]).mul(0).add(1), x.detach()), BF16, "bfloat16 weight grad");
   });
 
+  it("runs a backward in the precision of its forward, whatever autocast is doing then", () => {
+    const x = randn([5, 24]).requiresGrad_(), w = randn([16, 24]).requiresGrad_(), u = randn([16, 3]).requiresGrad_();
+    const grads = (inside: boolean) => {
+      for (const p of [x, w, u]) p.grad = null;
+      const loss = matmul(linear(x, w), u).sum();
+      autocast("bfloat16", { enabled: inside }, () => loss.backward());
+      return [x, w, u].map((p) => values(p.grad!));
+    };
+    assert.deepEqual(grads(true), grads(false));
+  });
+
   it("multiplies two bfloat16 tensors outside autocast into bfloat16, as PyTorch does", () => {
     const a = randn([9, 14]).to("bfloat16"), b = randn([14, 6]).to("bfloat16");
     const out = matmul(a, b);
