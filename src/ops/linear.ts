@@ -26,7 +26,9 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
     return to(linear(to(x, "float64"), wide(weight)!, wide(bias)), x.dtype);
   }
   // Inside autocast (or for bfloat16 x and weight) the product runs on the bfloat16 GEMM.
-  const lowp = lowPrecisionProduct(x, weight) && (!bias || bias.dtype === "float32" || bias.dtype === "bfloat16");
+  // Outside autocast the bias must be bfloat16 too (PyTorch refuses mixed dtypes there).
+  const biasFits = !bias || bias.dtype === "bfloat16" || (bias.dtype === "float32" && isAutocastEnabled());
+  const lowp = lowPrecisionProduct(x, weight) && biasFits;
   if (!lowp) {
     assertFloating(x, "linear");
     assertSameDType(x, weight, "linear");
