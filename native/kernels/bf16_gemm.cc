@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 #include "dispatch.h"
 #include "dtype.h"
@@ -15,7 +15,7 @@
 namespace rt {
 namespace {
 
-bool CpuHasAvx512Bf16() {
+bool DetectAvx512Bf16() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   return Avx512Bf16Gemm() != nullptr && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -23,6 +23,11 @@ bool CpuHasAvx512Bf16() {
 #else
   return false;
 #endif
+}
+
+bool CpuHasAvx512Bf16() {
+  static const bool has = DetectAvx512Bf16();
+  return has;
 }
 
 // 0 follows the active ISA (vdpbf16ps when that is avx512 and the CPU has AVX512_BF16), 1 forces
@@ -38,20 +43,23 @@ bool UseAvx512Bf16() {
 
 constexpr double kParallelMacs = 1 << 21;
 
-float ReadRounded(const Bf16Operand& op, int64_t i) {
-  if (op.bf16) return Bf16ToFloat(static_cast<const uint16_t*>(op.data)[i]);
-  return Bf16ToFloat(FloatToBf16(static_cast<const float*>(op.data)[i]));
+// One row of an operand (cols values, cs apart) rounded to bfloat16, written as float32.
+template <class T>
+void RoundRow(const T* s, int64_t cs, int64_t cols, float* d) {
+  for (int64_t c = 0; c < cols; c++) {
+    if constexpr (sizeof(T) == 2) d[c] = Bf16ToFloat(s[c * cs]);
+    else d[c] = Bf16ToFloat(FloatToBf16(s[c * cs]));
+  }
 }
 
 // The operand's values rounded to bfloat16, as a contiguous float32 [batches, rows, cols] copy.
-std::vector<float> RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t rows, int64_t cols) {
-  std::vector<float> out(size_t(batches * rows * cols));
+std::unique_ptr<float[]> RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t rows, int64_t cols) {
+  std::unique_ptr<float[]> out(new float[size_t(batches * rows * cols)]);
   ParallelRange(batches * rows, double(cols), [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; t++) {
-      const int64_t b = t / rows, r = t % rows;
-      float* d = out.data() + t * cols;
-      const int64_t base = b * op.bs + r * op.rs;
-      for (int64_t c = 0; c < cols; c++) d[c] = ReadRounded(op, base + c * op.cs);
+      const int64_t at = (t / rows) * op.bs + (t % rows) * op.rs;
+      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + at, op.cs, cols, out.get() + t * cols);
+      else RoundRow(static_cast<const float*>(op.data) + at, op.cs, cols, out.get() + t * cols);
     }
   });
   return out;
@@ -61,11 +69,11 @@ std::vector<float> RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t r
 // exactly, so only the order of the float32 sums differs from the vdpbf16ps path.
 void PortableMatmul(const Bf16MatmulArgs& a) {
   const int64_t ba = a.a.bs == 0 ? 1 : a.batch, bb = a.b.bs == 0 ? 1 : a.batch;
-  const std::vector<float> ra = RoundedCopy(a.a, ba, a.m, a.k), rb = RoundedCopy(a.b, bb, a.k, a.n);
+  const std::unique_ptr<float[]> ra = RoundedCopy(a.a, ba, a.m, a.k), rb = RoundedCopy(a.b, bb, a.k, a.n);
   MatmulArgs<float> f;
   f.batch = a.batch, f.m = a.m, f.n = a.n, f.k = a.k;
-  f.a = ra.data(), f.a_row_stride = a.k, f.a_col_stride = 1, f.a_batch_stride = ba == 1 ? 0 : a.m * a.k;
-  f.b = rb.data(), f.b_row_stride = a.n, f.b_col_stride = 1, f.b_batch_stride = bb == 1 ? 0 : a.k * a.n;
+  f.a = ra.get(), f.a_row_stride = a.k, f.a_col_stride = 1, f.a_batch_stride = ba == 1 ? 0 : a.m * a.k;
+  f.b = rb.get(), f.b_row_stride = a.n, f.b_col_stride = 1, f.b_batch_stride = bb == 1 ? 0 : a.k * a.n;
   f.out = a.out, f.alpha = a.alpha, f.beta = a.beta;
   Matmul(f);
 }

@@ -1,5 +1,6 @@
 import { checkArity, checkOptions } from "../util/options.js";
 import type { DType } from "../tensor/dtype.js";
+import { to } from "./creation.js";
 import type { Tensor } from "../tensor/tensor.js";
 
 export interface AutocastOptions {
@@ -70,4 +71,13 @@ export function lowPrecisionProduct(a: Tensor, b: Tensor): boolean {
   const eligible = (t: Tensor) => t.dtype === "float32" || t.dtype === "bfloat16";
   if (active) return eligible(a) && eligible(b);
   return a.dtype === "bfloat16" && b.dtype === "bfloat16";
+}
+
+/**
+ * What the ops autocast runs in float32 (layer norm, softmax, cross entropy) do with an operand:
+ * inside autocast a bfloat16 one (a bfloat16 parameter or embedding) is widened, differentiably,
+ * as PyTorch's autocast casts them; anywhere else it is returned as it is.
+ */
+export function autocastFloat32<T extends Tensor | null | undefined>(t: T): T {
+  return active && t && t.dtype === "bfloat16" ? (to(t, "float32") as T) : t;
 }

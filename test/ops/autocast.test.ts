@@ -84,6 +84,18 @@ describe("autocast", () => {
     });
   });
 
+  it("widens bfloat16 operands of layer norm, softmax and cross entropy inside autocast", () => {
+    const x = randn([4, 8]).to("bfloat16"), w = randn([8]).to("bfloat16").requiresGrad_(), t = randint(0, 8, [4]);
+    const [ln, sm, ce] = autocast("bfloat16", () => [layerNorm(x, [8], w, null), softmax(x, -1), crossEntropy(x, t)]);
+    assert.deepEqual([ln.dtype, sm.dtype, ce.dtype], ["float32", "float32", "float32"]);
+    assert.deepEqual(values(ln), values(layerNorm(x.float(), [8], w.detach().float(), null)));
+    assert.deepEqual(values(sm), values(softmax(x.float(), -1)));
+    assert.deepEqual(values(ce), values(crossEntropy(x.float(), t)));
+    ln.sum().backward();
+    assert.equal(w.grad!.dtype, "bfloat16");
+    assert.throws(() => layerNorm(x, [8], w, null), /float32 or float64/);
+  });
+
   it("differentiates through the casts: gradients in the inputs' dtypes, within bfloat16 of float32", () => {
     const x = randn([5, 24]).requiresGrad_(), w = randn([16, 24]).requiresGrad_(), b = randn([16]).requiresGrad_();
     const u = randn([16, 7]).requiresGrad_();
