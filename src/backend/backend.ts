@@ -195,6 +195,13 @@ export interface Backend {
 
   matmul(args: MatmulArgs): void;
 
+  /**
+   * Mixed precision (what autocast runs): `a` and `b` are float32 or bfloat16 (Uint16Array) and are
+   * used rounded to bfloat16; products are accumulated in float32 into `out`, a Float32Array.
+   * Same layout rules as `matmul`.
+   */
+  matmulBf16(args: MatmulArgs): void;
+
   /** Row-wise softmax (or log_softmax) of a contiguous [rows, cols] block, max-subtracted. */
   softmax(x: TypedArray, xOffset: number, rows: number, cols: number, log: boolean, out: TypedArray): void;
 

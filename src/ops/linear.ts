@@ -4,7 +4,8 @@ import { record } from "../autograd/record.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
-import { matmul } from "./matmul.js";
+import { isAutocastEnabled, lowPrecisionProduct } from "./autocast.js";
+import { backwardProduct } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape, transpose } from "./view.js";
@@ -24,8 +25,14 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
     const wide = (t: Tensor | null | undefined) => (t ? to(t, "float64") : t);
     return to(linear(to(x, "float64"), wide(weight)!, wide(bias)), x.dtype);
   }
-  assertFloating(x, "linear");
-  assertSameDType(x, weight, "linear");
+  // Inside autocast (or for bfloat16 x and weight) the product runs on the bfloat16 GEMM.
+  // Outside autocast the bias must be bfloat16 too (PyTorch refuses mixed dtypes there).
+  const biasFits = !bias || bias.dtype === "bfloat16" || (bias.dtype === "float32" && isAutocastEnabled());
+  const lowp = lowPrecisionProduct(x, weight) && biasFits;
+  if (!lowp) {
+    assertFloating(x, "linear");
+    assertSameDType(x, weight, "linear");
+  }
   const inFeatures = x.shape[x.ndim - 1];
   if (weight.ndim !== 2 || weight.shape[1] !== inFeatures) {
     throw new RangeError(`linear: the input's last dim (${formatShape(x.shape)}) must match the weight's [out, in] = ${formatShape(weight.shape)}`);
@@ -34,20 +41,20 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
   if (bias && (bias.ndim !== 1 || bias.shape[0] !== outFeatures)) {
     throw new RangeError(`linear: the bias must have shape [${outFeatures}], got ${formatShape(bias.shape)}`);
   }
-  if (bias) assertSameDType(x, bias, "linear");
+  if (bias && !lowp) assertSameDType(x, bias, "linear");
   if (x.ndim === 0) throw new RangeError("linear: the input needs at least 1 dimension");
 
   // Rows from the leading dims, not numel / in: with 0 input features there are still rows (of bias).
   const rows = x.shape.slice(0, -1).reduce((a, b) => a * b, 1);
   const xc = contiguousData(x);
   const w = contiguousData(weight);
-  const out = emptyTensor(x.dtype, [...x.shape.slice(0, -1), outFeatures]);
+  const out = emptyTensor(lowp ? "float32" : x.dtype, [...x.shape.slice(0, -1), outFeatures]);
   const backend = getBackend();
   if (bias) {
     const b = contiguousData(bias);
     backend.copy({ data: b.storage.data, offset: b.offset, strides: [0, 1] }, [rows, outFeatures], out.storage.data, 0);
   }
-  backend.matmul({
+  (lowp ? backend.matmulBf16 : backend.matmul).call(backend, {
     batch: 1,
     m: rows,
     n: outFeatures,
@@ -67,19 +74,22 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
     alpha: 1,
     beta: bias ? 1 : 0,
   });
-  return record(
+  const result = record(
     out,
     "LinearBackward",
     [x, weight, bias],
     (g) => {
       const g2 = reshape(g, [rows, outFeatures]);
       const x2 = reshape(xc.detach(), [rows, inFeatures]);
+      const product = (a: Tensor, b: Tensor) => backwardProduct(a, b, lowp);
       return [
-        x.requiresGrad ? reshape(matmul(g2, weight), x.shape) : null,
-        weight.requiresGrad ? matmul(transpose(g2, 0, 1), isGradEnabled() ? reshape(x, [rows, inFeatures]) : x2) : null,
-        bias?.requiresGrad ? sum(g2, 0) : null,
+        x.requiresGrad ? to(reshape(product(g2, weight), x.shape), x.dtype) : null,
+        weight.requiresGrad ? to(product(transpose(g2, 0, 1), isGradEnabled() ? reshape(x, [rows, inFeatures]) : x2), weight.dtype) : null,
+        bias?.requiresGrad ? to(sum(g2, 0), bias.dtype) : null,
       ];
     },
     [x, weight],
   );
+  // Outside autocast, bfloat16 operands give a bfloat16 result, as in PyTorch.
+  return lowp && x.dtype === "bfloat16" && weight.dtype === "bfloat16" && !isAutocastEnabled() ? to(result, "bfloat16") : result;
 }

@@ -1,3 +1,4 @@
+import { autocastFloat32 } from "./autocast.js";
 import { broadcastShapes, formatShape, shapesEqual } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
@@ -39,6 +40,7 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
   checkOptions("crossEntropy", options, ["weight", "ignoreIndex", "reduction", "labelSmoothing"]);
   assertTensor(input, "crossEntropy");
   assertTensor(target, "crossEntropy", "target");
+  [input, target] = [autocastFloat32(input), autocastFloat32(target)];
   assertFloating(input, "crossEntropy");
   const reduction = checkReduction(options.reduction ?? "mean", "crossEntropy");
   const smoothing = options.labelSmoothing ?? 0;

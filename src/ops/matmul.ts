@@ -2,6 +2,7 @@ import { getBackend } from "../backend/index.js";
 import { record } from "../autograd/record.js";
 import { broadcastShapes, formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { isAutocastEnabled, lowPrecisionProduct } from "./autocast.js";
 import { to } from "./creation.js";
 import { sumToShape } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
@@ -34,8 +35,11 @@ function batchStride(t: Tensor, batchDims: number): number | null {
   return stride ?? 0;
 }
 
-/** [..., M, K] @ [..., K, N] with broadcast batch dims; both at least 2-D. */
-function batchedMatmul(a: Tensor, b: Tensor): Tensor {
+/**
+ * [..., M, K] @ [..., K, N] with broadcast batch dims; both at least 2-D. `lowp`: on the bfloat16
+ * GEMM (operands rounded to bfloat16, float32 sums and output), backward included.
+ */
+function batchedMatmul(a: Tensor, b: Tensor, lowp = false): Tensor {
   const m = a.shape[a.ndim - 2];
   const k = a.shape[a.ndim - 1];
   const n = b.shape[b.ndim - 1];
@@ -57,8 +61,9 @@ function batchedMatmul(a: Tensor, b: Tensor): Tensor {
   };
   const pa = prepare(a, m, k);
   const pb = prepare(b, k, n);
-  const out = emptyTensor(a.dtype, [...batchShape, m, n]);
-  getBackend().matmul({
+  const out = emptyTensor(lowp ? "float32" : a.dtype, [...batchShape, m, n]);
+  const backend = getBackend();
+  (lowp ? backend.matmulBf16 : backend.matmul).call(backend, {
     batch,
     m,
     n,
@@ -83,8 +88,8 @@ function batchedMatmul(a: Tensor, b: Tensor): Tensor {
     "MatmulBackward",
     [a, b],
     (g) => [
-      a.requiresGrad ? sumToShape(batchedMatmul(g, transpose(b, -1, -2)), a.shape) : null,
-      b.requiresGrad ? sumToShape(batchedMatmul(transpose(a, -1, -2), g), b.shape) : null,
+      a.requiresGrad ? to(sumToShape(batchedMatmul(g, transpose(b, -1, -2), lowp), a.shape), a.dtype) : null,
+      b.requiresGrad ? to(sumToShape(batchedMatmul(transpose(a, -1, -2), g, lowp), b.shape), b.dtype) : null,
     ],
     [a, b],
   );
@@ -102,18 +107,41 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
     // Integer products, exact in float64 for any sum that fits int32 (PyTorch computes in integers).
     return to(matmul(to(a, "float64"), to(b, "float64")), "int32");
   }
-  assertFloating(a, "matmul");
-  assertSameDType(a, b, "matmul");
+  const lowp = lowPrecisionProduct(a, b);
+  if (!lowp) {
+    // A bfloat16 operand is fine with another bfloat16 one (or inside autocast): say so first.
+    if (a.dtype === "bfloat16" || b.dtype === "bfloat16") assertSameDType(a, b, "matmul");
+    assertFloating(a, "matmul");
+    assertSameDType(a, b, "matmul");
+  }
   if (a.ndim === 0 || b.ndim === 0) {
     throw new RangeError(`matmul: both arguments need at least 1 dimension, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
   }
   if (a.ndim === 1 && b.ndim === 1) {
     if (a.shape[0] !== b.shape[0]) throw new RangeError(`matmul: vectors of different lengths: ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
-    return reshape(batchedMatmul(unsqueeze(a, 0), unsqueeze(b, 1)), []);
+    return lowpResult(reshape(batchedMatmul(unsqueeze(a, 0), unsqueeze(b, 1), lowp), []), a, b, lowp);
   }
-  if (a.ndim === 1) return squeeze(batchedMatmul(unsqueeze(a, 0), b), -2);
-  if (b.ndim === 1) return squeeze(batchedMatmul(a, unsqueeze(b, 1)), -1);
-  return batchedMatmul(a, b);
+  if (a.ndim === 1) return lowpResult(squeeze(batchedMatmul(unsqueeze(a, 0), b, lowp), -2), a, b, lowp);
+  if (b.ndim === 1) return lowpResult(squeeze(batchedMatmul(a, unsqueeze(b, 1), lowp), -1), a, b, lowp);
+  return lowpResult(batchedMatmul(a, b, lowp), a, b, lowp);
+}
+
+/** Outside autocast a product of two bfloat16 tensors is bfloat16, as in PyTorch (rounded once from the float32 sums). */
+function lowpResult(out: Tensor, a: Tensor, b: Tensor, lowp: boolean): Tensor {
+  return lowp && a.dtype === "bfloat16" && b.dtype === "bfloat16" && !isAutocastEnabled() ? to(out, "bfloat16") : out;
+}
+
+/** a @ b on the bfloat16 GEMM whatever the autocast state (both at least 2-D): float32 out, recorded. */
+export function matmulBf16(a: Tensor, b: Tensor): Tensor {
+  return batchedMatmul(a, b, true);
+}
+
+/**
+ * The product a backward formula needs, in the precision its forward ran in (`lowp`) whatever the
+ * autocast state while backward runs. Both at least 2-D and already checked by the forward.
+ */
+export function backwardProduct(a: Tensor, b: Tensor, lowp: boolean): Tensor {
+  return batchedMatmul(a, b, lowp);
 }
 
 /** torch.mm: strictly 2-D. */

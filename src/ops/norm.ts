@@ -3,6 +3,7 @@ import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { autocastFloat32 } from "./autocast.js";
 import { add, mul, rsqrt, sub } from "./elementwise.js";
 import { mean, sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
@@ -14,6 +15,7 @@ import { reshape } from "./view.js";
  */
 export function layerNorm(x: Tensor, normalizedShape: readonly number[], weight?: Tensor | null, bias?: Tensor | null, eps = 1e-5): Tensor {
   assertTensor(x, "layerNorm");
+  [x, weight, bias] = [autocastFloat32(x), autocastFloat32(weight), autocastFloat32(bias)];
   assertFloating(x, "layerNorm");
   const k = normalizedShape.length;
   if (k === 0 || k > x.ndim || !shapesEqual(x.shape.slice(x.ndim - k), normalizedShape)) {

@@ -1,3 +1,4 @@
+import { autocastFloat32 } from "./autocast.js";
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
@@ -38,6 +39,7 @@ function alongDim(inputs: Tensor[], d: number, kernel: (data: Tensor[], rows: nu
 function softmaxImpl(x: Tensor, dim: number, log: boolean): Tensor {
   const name = log ? "logSoftmax" : "softmax";
   assertTensor(x, name);
+  x = autocastFloat32(x);
   assertFloating(x, name);
   const d = normalizeDim(dim, x.ndim, name);
   const out = alongDim([x], d, ([m], rows, cols, o) => getBackend().softmax(m.storage.data, m.offset, rows, cols, log, o.storage.data));

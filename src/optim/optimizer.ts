@@ -3,6 +3,7 @@ import { clone, to } from "../ops/creation.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
 import { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
+import { MasterWeights } from "./master_weights.js";
 
 /** A group of parameters sharing hyperparameters; `O` holds the optimizer's options (lr, …). */
 export type ParamGroup<O> = O & { params: Tensor[] } & Record<string, unknown>;
@@ -36,6 +37,8 @@ export abstract class Optimizer<O extends { lr: number }> {
   paramGroups: ParamGroup<O>[] = [];
   state = new Map<Tensor, ParamState>();
   private readonly name: string;
+  /** float32 copies that bfloat16 parameters are updated through (see master_weights.ts). */
+  private readonly masterWeights = new MasterWeights();
 
   constructor(params: Params<O>, defaults: O) {
     this.name = this.constructor.name;
@@ -57,7 +60,10 @@ export abstract class Optimizer<O extends { lr: number }> {
     params.forEach((p, i) => {
       if (!(p instanceof Tensor)) throw new TypeError(`${this.name}: parameter ${i} of a group is not a Tensor`);
       if (!p.isLeaf) throw new Error(`${this.name}: can only optimize leaf tensors, but parameter ${i} (${p.describe()}) is the result of an op`);
-      if (p.dtype !== "float32" && p.dtype !== "float64") throw new TypeError(`${this.name}: parameters must be float32 or float64, got ${p.describe()}`);
+      if (p.dtype !== "float32" && p.dtype !== "float64" && p.dtype !== "bfloat16") {
+        throw new TypeError(`${this.name}: parameters must be float32, float64 or bfloat16, got ${p.describe()}`);
+      }
+      if (p.dtype === "bfloat16" && !p.isContiguous()) throw new Error(`${this.name}: a bfloat16 parameter must be contiguous, got ${p.describe()}`);
     });
     const seen = new Set<Tensor>(this.paramGroups.flatMap((g) => g.params));
     if (params.some((p) => seen.has(p)) || new Set(params).size !== params.length) {
@@ -85,7 +91,21 @@ export abstract class Optimizer<O extends { lr: number }> {
       loss = l instanceof Tensor ? l.item() : l;
     }
     noGrad(() => {
-      for (const group of this.paramGroups) this.updateGroup(group);
+      for (const group of this.paramGroups) {
+        if (!group.params.some((p) => p.dtype === "bfloat16")) {
+          this.updateGroup(group);
+          continue;
+        }
+        // bfloat16 parameters are updated through their float32 masters, then rounded back.
+        const params = group.params;
+        group.params = this.masterWeights.substitute(params);
+        try {
+          this.updateGroup(group);
+        } finally {
+          group.params = params;
+        }
+        this.masterWeights.writeBack(params);
+      }
     });
     return loss;
   }
@@ -117,7 +137,12 @@ export abstract class Optimizer<O extends { lr: number }> {
       return packed;
     });
     const state: Record<number, ParamState> = {};
-    for (const [p, s] of this.state) if (index.has(p)) state[index.get(p)!] = { ...s };
+    for (const [key, s] of this.state) {
+      // A bfloat16 parameter's state is kept under its float32 master, which the state dict carries as master_param.
+      const owner = this.masterWeights.ownerOf(key);
+      const p = owner ?? key;
+      if (index.has(p)) state[index.get(p)!] = owner ? { ...s, master_param: key } : { ...s };
+    }
     return { state, param_groups: paramGroups };
   }
 
@@ -162,17 +187,27 @@ export abstract class Optimizer<O extends { lr: number }> {
       this.validate(group as ParamGroup<O>);
       return group as ParamGroup<O>;
     });
+    const keyed = new Map<Tensor, ParamState>();
     noGrad(() => {
       for (const [p, s] of newState) {
+        // bfloat16 parameters keep float32 state under their master (from master_param when saved).
+        const stateDType = p.dtype === "bfloat16" ? "float32" : p.dtype;
         for (const [name, v] of Object.entries(s)) {
           if (!(v instanceof Tensor)) continue;
           // A 0-d `step` tensor (as PyTorch 1.13 saves it) becomes the number this optimizer keeps.
-          s[name] = name === "step" ? v.item() : clone(v.dtype === p.dtype ? v : to(v, p.dtype)).detach();
+          s[name] = name === "step" ? v.item() : clone(v.dtype === stateDType ? v : to(v, stateDType)).detach();
         }
+        if (p.dtype !== "bfloat16") {
+          keyed.set(p, s);
+          continue;
+        }
+        const saved = s.master_param;
+        delete s.master_param;
+        keyed.set(saved instanceof Tensor ? this.masterWeights.adopt(p, saved) : this.masterWeights.masterOf(p), s);
       }
     });
     this.paramGroups = groups;
-    this.state = newState;
+    this.state = keyed;
   }
 
   /** This parameter's state, created empty on first use. */

@@ -21,9 +21,23 @@ export interface CpuBackend extends Backend {
   isa(): string;
   /** Forces an instruction set (tests); false if this CPU cannot run it. "auto" picks the best. */
   setIsa(name: string): boolean;
+  /** The bfloat16 GEMM's path: "avx512bf16" (vdpbf16ps) or "portable" (exact conversion to float32). */
+  bf16GemmPath(): string;
+  /** Forces the bfloat16 GEMM's path (tests): "auto", "avx512bf16" or "portable"; false if this CPU cannot run it. */
+  setBf16GemmPath(name: string): boolean;
 }
 
 const matmulParams = new Float64Array(15);
+
+/** matmul's sizes, offsets, strides and scalars in the order native/kernels/napi_math.cc reads them. */
+function packMatmulParams(args: MatmulArgs): Float64Array {
+  const p = matmulParams;
+  p[0] = args.batch, p[1] = args.m, p[2] = args.n, p[3] = args.k;
+  p[4] = args.aOffset, p[5] = args.aRowStride, p[6] = args.aColStride, p[7] = args.aBatchStride;
+  p[8] = args.bOffset, p[9] = args.bRowStride, p[10] = args.bColStride, p[11] = args.bBatchStride;
+  p[12] = args.outOffset, p[13] = args.alpha, p[14] = args.beta;
+  return p;
+}
 const adamParams = new Float64Array(9);
 const sgdParams = new Float64Array(8);
 
@@ -49,6 +63,8 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
     getNumThreads: () => native.getNumThreads(),
     isa: () => native.getIsa(),
     setIsa: (name: string) => native.setIsa(name),
+    bf16GemmPath: () => native.bf16GemmPath(),
+    setBf16GemmPath: (name: string) => native.bf16GemmPath(name),
 
     fill(out: TypedArray, outOffset: number, n: number, value: number): void {
       checkRun("fill", "out", out, outOffset, n);
@@ -126,12 +142,20 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       if (args.batch * args.m * args.n === 0) return;
       if (!isFloatArray(a) || !isFloatArray(b) || !isFloatArray(out)) return referenceBackend.matmul(args);
       sameType("matmul", a, b, out);
-      const p = matmulParams;
-      p[0] = args.batch, p[1] = args.m, p[2] = args.n, p[3] = args.k;
-      p[4] = args.aOffset, p[5] = args.aRowStride, p[6] = args.aColStride, p[7] = args.aBatchStride;
-      p[8] = args.bOffset, p[9] = args.bRowStride, p[10] = args.bColStride, p[11] = args.bBatchStride;
-      p[12] = args.outOffset, p[13] = args.alpha, p[14] = args.beta;
+      const p = packMatmulParams(args);
       native.matmul(a, b as typeof a, out as typeof a, p);
+    },
+
+    matmulBf16(args: MatmulArgs): void {
+      checkMatmul(args);
+      const { a, b, out } = args;
+      const half = (x: TypedArray): x is Float32Array | Uint16Array => x instanceof Float32Array || x instanceof Uint16Array;
+      if (!half(a) || !half(b) || !(out instanceof Float32Array)) {
+        throw new TypeError(`matmulBf16: expected float32 or bfloat16 operands and a float32 output, got ${a.constructor.name}, ${b.constructor.name} and ${out.constructor.name}`);
+      }
+      if (args.batch * args.m * args.n === 0) return;
+      const p = packMatmulParams(args);
+      native.matmulBf16(a, b, out, p);
     },
 
     softmax(x, xOffset, rows, cols, log, out): void {

@@ -3,6 +3,7 @@ import { binary, unary, unaryGrad, where } from "./elementwise.js";
 import { atan2, cumulative, scatterReduce, sort, unaryMath } from "./extra.js";
 import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
 import { matmul } from "./matmul.js";
+import { matmulBf16 } from "./matmul_bf16.js";
 import { layerNorm, layerNormBackward } from "./norm.js";
 import { adamStep, sgdStep } from "./optim.js";
 import { reduce, sumSquares } from "./reduce.js";
@@ -24,6 +25,7 @@ export const referenceBackend: Backend = {
   where,
   reduce,
   matmul,
+  matmulBf16,
   softmax,
   softmaxBackward,
   layerNorm,

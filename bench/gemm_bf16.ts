@@ -1,0 +1,77 @@
+// node --import tsx --conditions=source bench/gemm_bf16.ts [--threads 1,2] [--no-peer]
+//
+// The bfloat16 GEMM kernel (backend.matmulBf16, float32 sums) in GFLOPS beside the float32 kernel
+// and PyTorch's bfloat16 torch.matmul (bench/torch/mm_bf16.py), on square sizes, the GPT bench's
+// linear shapes (x @ w.T forward, g @ w and g.T @ x backward, 1024 tokens) and attention's batched
+// products (32 heads x 128 x 128 x 64). Operands are float32 (rounded while packed, as autocast runs
+// them) and, in a second column, bfloat16. Timing as bench/api.ts; the machine is shared: compare
+// ratios from one run only.
+import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
+import type { MatmulArgs } from "../src/backend/backend.js";
+import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
+import { floatToBf16 } from "../src/backend/reference/convert.js";
+import { secondsPerCall } from "./api.js";
+import { describePeer, findPeer, peerOutput, peerScript, runPeer } from "./peer.js";
+import { printTable } from "./table.js";
+
+const args = process.argv.slice(2);
+const THREADS = (args.includes("--threads") ? args[args.indexOf("--threads") + 1] : "1,2").split(",").map(Number);
+
+type Shape = [name: string, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean];
+const SHAPES: Shape[] = [
+  ...[256, 512, 1024, 2048].map((s): Shape => [`${s}²`, 1, s, s, s, false, false]),
+  ["qkv x@w.T 1024x768x256", 1, 1024, 768, 256, false, true],
+  ["ffn1 x@w.T 1024x1024x256", 1, 1024, 1024, 256, false, true],
+  ["ffn2 x@w.T 1024x256x1024", 1, 1024, 256, 1024, false, true],
+  ["head x@w.T 1024x8192x256", 1, 1024, 8192, 256, false, true],
+  ["ffn2 dX g@w 1024x1024x256", 1, 1024, 1024, 256, false, false],
+  ["ffn1 dW g.T@x 1024x256x1024", 1, 1024, 256, 1024, true, false],
+  ["attn q@k.T 32x128x128x64", 32, 128, 128, 64, false, true],
+  ["attn p@v 32x128x64x128", 32, 128, 64, 128, false, false],
+];
+
+function operands(s: Shape): { f32: [Float32Array, Float32Array]; bf16: [Uint16Array, Uint16Array] } {
+  const [, batch, m, n, k] = s;
+  const rand = (len: number) => Float32Array.from({ length: len }, () => Math.random() * 2 - 1);
+  const a = rand(batch * m * k), b = rand(batch * k * n);
+  return { f32: [a, b], bf16: [Uint16Array.from(a, floatToBf16), Uint16Array.from(b, floatToBf16)] };
+}
+
+function gflops(s: Shape, run: (args: MatmulArgs) => void, a: MatmulArgs["a"], b: MatmulArgs["b"]): number {
+  const [, batch, m, n, k, ta, tb] = s;
+  const call: MatmulArgs = {
+    batch, m, n, k,
+    a, aOffset: 0, aRowStride: ta ? 1 : k, aColStride: ta ? m : 1, aBatchStride: m * k,
+    b, bOffset: 0, bRowStride: tb ? 1 : n, bColStride: tb ? k : 1, bBatchStride: k * n,
+    out: new Float32Array(batch * m * n), outOffset: 0, alpha: 1, beta: 0,
+  };
+  return (2 * batch * m * n * k) / secondsPerCall(() => run(call)) / 1e9;
+}
+
+function main(): void {
+  const addon = loadAddon();
+  if (!addon) throw new Error(`bench/gemm_bf16.ts needs the native addon: ${nativeUnavailableReason()}`);
+  const cpu: CpuBackend = createCpuBackend(addon);
+  const peer = args.includes("--no-peer") ? "--no-peer given" : findPeer();
+  console.log(`ringtorch cpu backend: ${cpu.isa()} float32 kernels, bfloat16 GEMM path ${cpu.bf16GemmPath()}`);
+  const rows: (string | number)[][] = [];
+  for (const threads of THREADS) {
+    console.log(describePeer(peer, threads));
+    cpu.setNumThreads(threads);
+    const theirs = typeof peer === "string" ? SHAPES.map(() => NaN) : [
+      ...peerOutput(runPeer(peer, [peerScript("mm_bf16.py"), String(threads), JSON.stringify(SHAPES.map((s) => s.slice(1)))], threads), "mm_bf16.py").matchAll(/median=([\d.]+)/g),
+    ].map((m) => Number(m[1]));
+    SHAPES.forEach((s, i) => {
+      const { f32, bf16 } = operands(s);
+      const fp32 = gflops(s, (c) => cpu.matmul(c), ...f32);
+      const fromF32 = gflops(s, (c) => cpu.matmulBf16(c), ...f32);
+      const fromBf16 = gflops(s, (c) => cpu.matmulBf16(c), ...bf16);
+      rows.push([s[0], String(threads), fp32, fromF32, fromBf16, fromF32 / fp32, theirs[i], fromBf16 / theirs[i]]);
+    });
+  }
+  console.log();
+  printTable(["shape (m x n x k)", "threads", "fp32 kernel", "bf16 (fp32 in)", "bf16 (bf16 in)", "bf16(fp32 in) / fp32", "PyTorch bf16", "bf16 in / PyTorch"], rows);
+  console.log("(GFLOPS; bf16 columns: backend.matmulBf16, float32 output; PyTorch: torch.matmul of bfloat16 tensors, bfloat16 output)");
+}
+
+main();

@@ -1,0 +1,156 @@
+// The driver of the bfloat16 GEMM: picks the path, splits the work over the pool (as matmul.cc
+// does for float32), and holds the portable path.
+#include "bf16_gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "dispatch.h"
+#include "dtype.h"
+#include "matmul.h"
+#include "thread_pool.h"
+
+namespace rt {
+namespace {
+
+bool DetectAvx512Bf16() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return Avx512Bf16Gemm() != nullptr && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+bool CpuHasAvx512Bf16() {
+  static const bool has = DetectAvx512Bf16();
+  return has;
+}
+
+// 0 follows the active ISA (vdpbf16ps when that is avx512 and the CPU has AVX512_BF16), 1 forces
+// the portable path, 2 forces vdpbf16ps.
+std::atomic<int> g_choice{0};
+
+bool UseAvx512Bf16() {
+  const int c = g_choice.load(std::memory_order_relaxed);
+  if (c == 1) return false;
+  if (c == 2) return true;
+  return std::strcmp(ActiveIsa(), "avx512") == 0 && CpuHasAvx512Bf16();
+}
+
+constexpr double kParallelMacs = 1 << 21;
+
+// One row of an operand (cols values, cs apart) rounded to bfloat16, written as float32.
+template <class T>
+void RoundRow(const T* s, int64_t cs, int64_t cols, float* d) {
+  for (int64_t c = 0; c < cols; c++) {
+    if constexpr (sizeof(T) == 2) d[c] = Bf16ToFloat(s[c * cs]);
+    else d[c] = Bf16ToFloat(FloatToBf16(s[c * cs]));
+  }
+}
+
+// The operand's values rounded to bfloat16, as a contiguous float32 [batches, rows, cols] copy.
+std::unique_ptr<float[]> RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t rows, int64_t cols) {
+  std::unique_ptr<float[]> out(new float[size_t(batches * rows * cols)]);
+  ParallelRange(batches * rows, double(cols), [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; t++) {
+      const int64_t at = (t / rows) * op.bs + (t % rows) * op.rs;
+      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + at, op.cs, cols, out.get() + t * cols);
+      else RoundRow(static_cast<const float*>(op.data) + at, op.cs, cols, out.get() + t * cols);
+    }
+  });
+  return out;
+}
+
+// Exact on any CPU: the rounded operands are products of bfloat16 values, which float32 holds
+// exactly, so only the order of the float32 sums differs from the vdpbf16ps path.
+void PortableMatmul(const Bf16MatmulArgs& a) {
+  const int64_t ba = a.a.bs == 0 ? 1 : a.batch, bb = a.b.bs == 0 ? 1 : a.batch;
+  const std::unique_ptr<float[]> ra = RoundedCopy(a.a, ba, a.m, a.k), rb = RoundedCopy(a.b, bb, a.k, a.n);
+  MatmulArgs<float> f;
+  f.batch = a.batch, f.m = a.m, f.n = a.n, f.k = a.k;
+  f.a = ra.get(), f.a_row_stride = a.k, f.a_col_stride = 1, f.a_batch_stride = ba == 1 ? 0 : a.m * a.k;
+  f.b = rb.get(), f.b_row_stride = a.n, f.b_col_stride = 1, f.b_batch_stride = bb == 1 ? 0 : a.k * a.n;
+  f.out = a.out, f.alpha = a.alpha, f.beta = a.beta;
+  Matmul(f);
+}
+
+Bf16GemmProblem Slice(const Bf16MatmulArgs& a, int64_t b) {
+  Bf16GemmProblem p;
+  p.m = a.m, p.n = a.n, p.k = a.k;
+  p.a = a.a, p.b = a.b;
+  // Offsets move into the data pointer so the kernel sees one matrix.
+  p.a.data = static_cast<const char*>(a.a.data) + b * a.a.bs * (a.a.bf16 ? 2 : 4);
+  p.b.data = static_cast<const char*>(a.b.data) + b * a.b.bs * (a.b.bf16 ? 2 : 4);
+  p.c = a.out + b * a.m * a.n, p.ldc = a.n;
+  p.alpha = a.alpha, p.beta = a.beta;
+  return p;
+}
+
+void ScaleOnly(const Bf16MatmulArgs& a) {
+  const int64_t total = a.batch * a.m * a.n;
+  if (a.beta == 0.0f) std::fill(a.out, a.out + total, 0.0f);
+  else if (a.beta != 1.0f)
+    for (int64_t i = 0; i < total; i++) a.out[i] *= a.beta;
+}
+
+void Avx512Matmul(const Bf16MatmulArgs& a) {
+  const Bf16GemmFn gemm = Avx512Bf16Gemm();
+  const int nt = GetNumThreads();
+  const double macs = double(a.batch) * double(a.m) * double(a.n) * double(a.k);
+  // vdpbf16ps does twice the work per instruction, so the threshold for waking a worker doubles.
+  if (nt == 1 || macs < 2 * kParallelMacs) {
+    for (int64_t b = 0; b < a.batch; b++) gemm(Slice(a, b));
+    return;
+  }
+  if (a.batch >= nt) {
+    ParallelFor(a.batch, [&](int64_t b) { gemm(Slice(a, b)); });
+    return;
+  }
+  const int64_t mr = Avx512Bf16TileRows(), nr = Avx512Bf16TileCols();
+  const bool split_n = (a.n + nr - 1) / nr >= (a.m + mr - 1) / mr;
+  const int64_t extent = split_n ? a.n : a.m, unit = split_n ? nr : mr;
+  const int64_t units = (extent + unit - 1) / unit;
+  const int64_t parts = std::min<int64_t>(units >= 16 * nt ? 2 * nt : nt, units);
+  ParallelFor(a.batch * parts, [&](int64_t task) {
+    const int64_t b = task / parts, part = task % parts;
+    const int64_t lo = std::min(extent, units * part / parts * unit);
+    const int64_t hi = std::min(extent, units * (part + 1) / parts * unit);
+    if (lo >= hi) return;
+    Bf16GemmProblem p = Slice(a, b);
+    Bf16Operand& cut = split_n ? p.b : p.a;
+    const int64_t stride = split_n ? cut.cs : cut.rs;
+    cut.data = static_cast<const char*>(cut.data) + lo * stride * (cut.bf16 ? 2 : 4);
+    if (split_n) p.n = hi - lo, p.c += lo;
+    else p.m = hi - lo, p.c += lo * p.ldc;
+    gemm(p);
+  });
+}
+
+}  // namespace
+
+void MatmulBf16(const Bf16MatmulArgs& a) {
+  if (a.batch == 0 || a.m == 0 || a.n == 0) return;
+  if (a.k == 0) return ScaleOnly(a);
+  if (UseAvx512Bf16()) return Avx512Matmul(a);
+  PortableMatmul(a);
+}
+
+const char* Bf16GemmPath() { return UseAvx512Bf16() ? "avx512bf16" : "portable"; }
+
+bool Bf16GemmPathSupported(const char* name) {
+  if (std::strcmp(name, "auto") == 0 || std::strcmp(name, "portable") == 0) return true;
+  if (std::strcmp(name, "avx512bf16") == 0) return CpuHasAvx512Bf16();
+  return false;
+}
+
+bool SelectBf16GemmPath(const char* name) {
+  if (!Bf16GemmPathSupported(name)) return false;
+  g_choice.store(std::strcmp(name, "portable") == 0 ? 1 : std::strcmp(name, "avx512bf16") == 0 ? 2 : 0);
+  return true;
+}
+
+}  // namespace rt
