@@ -10,6 +10,7 @@ import { installMethods } from "./install.js";
 import { mean, reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertFloating, assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export interface VarianceOptions {
   /** Subtracted from the element count in the divisor: 1 (the default) is Bessel's correction. */
@@ -32,11 +33,13 @@ declare module "../tensor/tensor.js" {
  * the variance itself fits. N − correction ≤ 0 divides by zero and gives inf or NaN, as in PyTorch.
  */
 export function variance(x: Tensor, dim?: Dims, options: VarianceOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, options)) return inFloat32(variance, [x, dim, options]);
   return moment(x, dim, options, "var");
 }
 
 /** torch.std: the square root of variance(); where it is 0 the gradient is 0, as PyTorch. */
 export function std(x: Tensor, dim?: Dims, options: VarianceOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, options)) return inFloat32(std, [x, dim, options]);
   return moment(x, dim, options, "std");
 }
 

@@ -10,6 +10,7 @@ import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -77,6 +78,7 @@ function normGrad(x: Tensor, norm: Tensor, g: Tensor, ord: number, dims: readonl
  * ±Infinity and 0 (the count of non-zeros). Float input only, as in PyTorch.
  */
 export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim = false, options: VectorNormOptions = {}): Tensor {
+  if (hasBFloat16(x, ord, dim, keepdim, options) && (options.dtype === undefined || options.dtype === null)) return inFloat32(vectorNorm, [x, ord, dim, keepdim, options]);
   const op = "vectorNorm";
   assertTensor(x, op);
   checkOptions(op, options, ["dtype"]);
@@ -99,6 +101,7 @@ export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim
  * not here: torch.norm itself treats a numeric p over two dims as a vector norm, and so does this.
  */
 export function norm(x: Tensor, p: number | "fro" | null = "fro", dim: Dims = null, keepdim = false, options: VectorNormOptions = {}): Tensor {
+  if (hasBFloat16(x, p, dim, keepdim, options) && (options.dtype === undefined || options.dtype === null)) return inFloat32(norm, [x, p, dim, keepdim, options]);
   assertTensor(x, "norm");
   if ((p === "fro" || p === null) && Array.isArray(dim) && dim.length > 2) {
     // torch.norm hands "fro" over more than two dims to matrix_norm, which refuses them.
