@@ -94,6 +94,7 @@ export function binaryCrossEntropy(input: Tensor, target: Tensor, options: Binar
 export function logSigmoid(x: Tensor): Tensor {
   if (hasBFloat16(x)) return inFloat32(logSigmoid, [x]);
   assertTensor(x, "logSigmoid");
+  assertFloating(x, "logSigmoid");
   const out = noGrad(() => sub(minimum(x, zerosLike(x)), log1p(exp(neg(abs(x))))));
   return record(out, "LogSigmoidBackward", [x], (g) => [mul(g, sigmoid(neg(x)))], [x]);
 }
