@@ -60,7 +60,9 @@ function normValue(x: Tensor, ord: number, dims: readonly number[], op: string):
 function normGrad(x: Tensor, norm: Tensor, g: Tensor, ord: number, dims: readonly number[]): Tensor {
   if (ord === 0) return zerosLike(x);
   if (ord === 1) return mul(sign(x), g);
-  if (ord === 2) return mul(x, where(eq(norm, 0), 0, div(g, norm)));
+  // g·(x/‖x‖) in PyTorch's order: x/‖x‖ stays near 1 where ‖x‖ is tiny, so the double backward
+  // (through div's −up·(a/b)/b) does not overflow where x·(g/‖x‖) would.
+  if (ord === 2) return mul(g, where(eq(norm, 0), 0, div(x, norm)));
   if (ord === Infinity || ord === -Infinity) {
     // Elements other than the extreme ones get exactly 0 (a NaN norm hits none: all zero, as in PyTorch).
     const hits = eq(abs(x), norm);
