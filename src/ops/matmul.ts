@@ -99,8 +99,10 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
   }
   assertTensor(a, "matmul");
   assertTensor(b, "matmul", "other");
-  if ((a.dtype === "bool" || a.dtype === "int32") && a.dtype === b.dtype && (a.numel === 0 || b.numel === 0)) {
-    // PyTorch has no bool GEMM but returns empty and zero-sized products without running one.
+  const boolDot = a.dtype === "bool" && a.ndim === 1 && b.ndim === 1;
+  if ((a.dtype === "bool" || a.dtype === "int32") && a.dtype === b.dtype && (a.numel === 0 || b.numel === 0) && !boolDot) {
+    // PyTorch has no bool GEMM but returns empty and zero-sized products without running one (its
+    // dot of two bool vectors refuses them whatever their length).
     return to(matmul(to(a, "float64"), to(b, "float64")), a.dtype);
   }
   if (a.dtype === "int32" && b.dtype === "int32") {
