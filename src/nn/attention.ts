@@ -3,6 +3,7 @@ import type { Generator } from "../tensor/random.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { full, zeros } from "../ops/creation.js";
+import { hasBFloat16, inFloat32 } from "../ops/bfloat16.js";
 import { add, maskedFill, mul } from "../ops/elementwise.js";
 import { dropout } from "../ops/dropout.js";
 import { matmul } from "../ops/matmul.js";
@@ -81,6 +82,8 @@ export interface AttentionOptions {
  * The scale is applied to q, as PyTorch 1.13 does, which is the smaller of q and the scores.
  */
 export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): { output: Tensor; weights: Tensor } {
+  // bfloat16 as PyTorch's fused kernel: scores, softmax and products in float32, rounded once.
+  if (hasBFloat16(q, k, v, options)) return inFloat32(scaledDotProductAttention, [q, k, v, options]);
   const d = q.shape[q.ndim - 1];
   let scores = matmul(mul(q, 1 / Math.sqrt(d)), transpose(k, -2, -1));
   if (options.bias) scores = add(scores, options.bias);

@@ -9,6 +9,7 @@ import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -45,11 +46,13 @@ function amaxAmin(op: "max" | "min", x: Tensor, dim: Dims, keepdim: boolean): Te
 
 /** torch.amax: the largest value over dims (all when omitted); ties share the gradient evenly. */
 export function amax(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(amax, [x, dim, keepdim]);
   return amaxAmin("max", x, dim, keepdim);
 }
 
 /** torch.amin: the smallest value over dims (all when omitted); ties share the gradient evenly. */
 export function amin(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(amin, [x, dim, keepdim]);
   return amaxAmin("min", x, dim, keepdim);
 }
 

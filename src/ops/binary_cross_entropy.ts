@@ -10,6 +10,7 @@ import type { Reduction } from "./loss.js";
 import { mean, sum } from "./reduction.js";
 import { log1p } from "./trigonometry.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData } from "./util.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export interface BinaryCrossEntropyOptions {
   /** A rescaling weight that broadcasts against the loss of each element. */
@@ -57,6 +58,7 @@ const clampedLog = (x: Tensor) => clamp(log(x), -100);
  * the input and w·(log(1−x) − log x) for the target, written with public ops.
  */
 export function binaryCrossEntropy(input: Tensor, target: Tensor, options: BinaryCrossEntropyOptions = {}): Tensor {
+  if (hasBFloat16(input, target, options)) return inFloat32(binaryCrossEntropy, [input, target, options]);
   const op = "binaryCrossEntropy";
   checkPair(input, target, op);
   checkOptions(op, options, ["weight", "reduction"]);
@@ -90,7 +92,9 @@ export function binaryCrossEntropy(input: Tensor, target: Tensor, options: Binar
  * would be lost there).
  */
 export function logSigmoid(x: Tensor): Tensor {
+  if (hasBFloat16(x)) return inFloat32(logSigmoid, [x]);
   assertTensor(x, "logSigmoid");
+  assertFloating(x, "logSigmoid");
   const out = noGrad(() => sub(minimum(x, zerosLike(x)), log1p(exp(neg(abs(x))))));
   return record(out, "LogSigmoidBackward", [x], (g) => [mul(g, sigmoid(neg(x)))], [x]);
 }
@@ -101,6 +105,7 @@ export function logSigmoid(x: Tensor): Tensor {
  * public ops, so input and target get gradients and double backward works.
  */
 export function binaryCrossEntropyWithLogits(input: Tensor, target: Tensor, options: BinaryCrossEntropyWithLogitsOptions = {}): Tensor {
+  if (hasBFloat16(input, target, options)) return inFloat32(binaryCrossEntropyWithLogits, [input, target, options]);
   const op = "binaryCrossEntropyWithLogits";
   checkPair(input, target, op);
   checkOptions(op, options, ["weight", "reduction", "posWeight"]);

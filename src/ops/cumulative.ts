@@ -13,6 +13,7 @@ import { installMethods } from "./install.js";
 import { sum } from "./reduction.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { expand, transpose, unsqueeze } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -46,6 +47,7 @@ function scan(prod: boolean, x: Tensor, d: number): Tensor {
 
 /** torch.cumsum: running sums along dim. The gradient is the reversed running sum of the gradient. */
 export function cumsum(x: Tensor, dim: number, options: CumulativeOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, options) && (options.dtype === undefined || options.dtype === null)) return inFloat32(cumsum, [x, dim, options]);
   const [input, d] = prepare(x, dim, options, "cumsum");
   const out = scan(false, input, d);
   return record(out, "CumsumBackward", [input], (g) => [input.ndim === 0 ? g : flip(cumsum(flip(g, [d]), d), [d])]);
@@ -57,6 +59,7 @@ export function cumsum(x: Tensor, dim: number, options: CumulativeOptions = {}):
  * computed exactly from an [n, n] expansion (O(n²) memory along dim, only in that case).
  */
 export function cumprod(x: Tensor, dim: number, options: CumulativeOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, options) && (options.dtype === undefined || options.dtype === null)) return inFloat32(cumprod, [x, dim, options]);
   const [input, d] = prepare(x, dim, options, "cumprod");
   const out = scan(true, input, d);
   return record(out, "CumprodBackward", [input], (g) => [cumprodGrad(input, out, g, d)], [input]);

@@ -4,6 +4,7 @@ import { rand, to, zeros } from "./creation.js";
 import { lt, mul } from "./elementwise.js";
 import { assertFloating, assertTensor } from "./util.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export interface DropoutOptions {
   /** Off (the default is on) makes dropout the identity, as in evaluation mode. */
@@ -17,6 +18,7 @@ export interface DropoutOptions {
  * autograd gets from the multiplication.
  */
 export function dropout(x: Tensor, p = 0.5, options: DropoutOptions = {}): Tensor {
+  if (hasBFloat16(x, p, options)) return inFloat32(dropout, [x, p, options]);
   checkArity("dropout", arguments, 3, "dropout(x, p, { training, generator })");
   checkOptions("dropout", options, ["training", "generator"]);
   assertTensor(x, "dropout");

@@ -8,6 +8,7 @@ import { allocate } from "../tensor/storage.js";
 import { Tensor, denseData } from "../tensor/tensor.js";
 import { to, zeros } from "./creation.js";
 import { sumToShape } from "./reduction.js";
+import { inFloat32 } from "./bfloat16.js";
 import { assertFloating, assertTensor, beginInPlace, contiguousData, emptyTensor, viewOf, writeInto } from "./util.js";
 
 export type Operand = Tensor | number;
@@ -16,6 +17,8 @@ const COMPARISONS = new Set<BinaryOp>(["eq", "ne", "lt", "le", "gt", "ge", "logi
 
 /** A 0-d tensor holding a scalar operand. */
 export function scalarTensor(value: number, dtype: DType): Tensor {
+  // bfloat16 memory holds bits, not numbers: round through a float32 copy.
+  if (dtype === "bfloat16") return contiguousData(scalarTensor(value, "float32"), "bfloat16");
   const t = new Tensor(allocate(dtype, 1, false), []);
   t.storage.data[0] = value;
   return t;
@@ -44,6 +47,11 @@ const BOOL_OPS: Partial<Record<BinaryOp, BinaryOp>> = { add: "logical_or", maxim
 
 /** The forward of a binary op over broadcast shapes, recording nothing. */
 function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, name: string): Tensor {
+  if (a.dtype === "bfloat16") {
+    // Computed in float32 and rounded once, as PyTorch's CPU kernels (comparisons are exact either way).
+    const out = binaryRaw(op, contiguousData(a, "float32"), contiguousData(b, "float32"), name);
+    return COMPARISONS.has(op) ? out : contiguousData(out, "bfloat16");
+  }
   if (a.dtype === "bool") op = BOOL_OPS[op] ?? op;
   const shape = broadcastShapes(a.shape, b.shape, name);
   const out = emptyTensor(COMPARISONS.has(op) ? "bool" : a.dtype, shape);
@@ -138,7 +146,7 @@ function extremum(op: "maximum" | "minimum", a: Tensor, b: Tensor): Tensor {
       // loses, so where a NaN makes the result NaN both sides get the whole gradient.
       const [xLoses, yLoses] = op === "maximum" ? [lt(x, y), gt(x, y)] : [gt(x, y), lt(x, y)];
       const tie = eq(x, y);
-      const share = (loses: Tensor) => where(tie, 0.5, where(loses, 0, 1));
+      const share = (loses: Tensor) => to(where(tie, 0.5, where(loses, 0, 1)), g.dtype);
       return [
         x.requiresGrad ? sumToShape(mul(g, share(xLoses)), x.shape) : null,
         y.requiresGrad ? sumToShape(mul(g, share(yLoses)), y.shape) : null,
@@ -252,6 +260,7 @@ function unary(
   const fn = (x: Tensor): Tensor => {
     assertTensor(x, op);
     if (x.dtype === "int32" || x.dtype === "bool") return nonFloat(op, x, ints[0], ints[1], fn);
+    if (x.dtype === "bfloat16") return inFloat32(fn, [x]);
     const y = unaryRaw(op, x);
     const saved = saves === "x" ? contiguousData(x) : y;
     return record(
@@ -304,6 +313,7 @@ export const square = (x: Tensor): Tensor => {
 export function sign(x: Tensor): Tensor {
   assertTensor(x, "sign");
   if (x.dtype === "int32" || x.dtype === "bool") return nonFloat("sign", x, "keep", "keep", sign);
+  if (x.dtype === "bfloat16") return inFloat32(sign, [x]);
   const y = unaryRaw("sign", x);
   return record(y, "SignBackward", [x], (g) => [zeros(g.shape, { dtype: g.dtype })]);
 }
@@ -360,6 +370,7 @@ export function powScalar(x: Tensor, exponent: number): Tensor {
     if (exponent < 0) throw new RangeError(`pow: integers to negative integer powers are not allowed (${x.describe()} ** ${exponent}); use a float tensor`);
     return integerUnary("pow_scalar", x, "int32", exponent);
   }
+  if (x.dtype === "bfloat16") return inFloat32(powScalar, [x, exponent]);
   // PyTorch computes x ** ±0.5 as sqrt/rsqrt, so (-inf) ** 0.5 is NaN there, not std::pow's inf.
   const y = exponent === 0.5 ? unaryRaw("sqrt", x) : exponent === -0.5 ? unaryRaw("rsqrt", x) : unaryRaw("pow_scalar", x, exponent);
   return record(
@@ -389,6 +400,7 @@ export function clamp(x: Tensor, min?: number | null, max?: number | null): Tens
   const lo = min ?? Number.NEGATIVE_INFINITY;
   const hi = max ?? Number.POSITIVE_INFINITY;
   if (dtype === "int32") return integerUnary("clamp", x, "int32", lo, hi);
+  if (dtype === "bfloat16") return inFloat32(clamp, [x, min, max]);
   const xf = to(x, dtype);
   // As in PyTorch, min > max is allowed and yields max everywhere (the gradient is then zero).
   const y = Number.isNaN(lo) || Number.isNaN(hi) ? unaryRaw("add_scalar", xf, NaN) : unaryRaw("clamp", xf, lo, hi);
@@ -421,7 +433,7 @@ export function binaryInPlace(op: BinaryOp, dst: Tensor, src: Operand, name: str
   if (shape.length !== dst.shape.length || shape.some((d, i) => d !== dst.shape[i])) {
     throw new RangeError(`${name}: the result of shape ${formatShape(shape)} does not fit the destination of shape ${formatShape(dst.shape)}`);
   }
-  if (dst.isContiguous() && dtype === dst.dtype && (typeof src === "number" || src.dtype === dst.dtype) && dst.dtype !== "bool") {
+  if (dst.isContiguous() && dtype === dst.dtype && (typeof src === "number" || src.dtype === dst.dtype) && dst.dtype !== "bool" && dst.dtype !== "bfloat16") {
     // Each output element depends only on the input elements at the same index, so writing over a
     // dense `dst` while reading it is safe.
     const vb = { data: other.storage.data, offset: other.offset, strides: broadcastStrides(other.shape, other.strides, shape) };

@@ -7,6 +7,7 @@ import { checkedIndex, indexAddInto, indexSelect } from "./indexing.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export interface EmbeddingOptions {
   /** Rows looked up at this index get no gradient (negative counts from the end), as in PyTorch. */
@@ -18,6 +19,7 @@ export interface EmbeddingOptions {
  * giving [...indices.shape, dim]. Repeated indices accumulate their gradients.
  */
 export function embedding(indices: Tensor, weight: Tensor, options: EmbeddingOptions = {}): Tensor {
+  if (hasBFloat16(indices, weight, options)) return inFloat32(embedding, [indices, weight, options]);
   checkArity("embedding", arguments, 3, "embedding(indices, weight, { paddingIdx })");
   checkOptions("embedding", options, ["paddingIdx"]);
   assertTensor(indices, "embedding", "indices");

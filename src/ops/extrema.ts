@@ -11,6 +11,7 @@ import { installMethods } from "./install.js";
 import { sum } from "./reduction.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape, unsqueeze } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 /** The result of max/min along a dim: the extreme values and where they sit (torch.return_types.max). */
 export interface ValuesIndices {
@@ -80,12 +81,14 @@ function extremum(op: "max" | "min", x: Tensor, dim?: number, keepdim = false): 
 export function max(x: Tensor): Tensor;
 export function max(x: Tensor, dim: number, keepdim?: boolean): ValuesIndices;
 export function max(x: Tensor, dim?: number, keepdim = false): Tensor | ValuesIndices {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(max, [x, ...(dim === undefined ? [] : [dim, keepdim])]);
   return extremum("max", x, dim, keepdim);
 }
 
 export function min(x: Tensor): Tensor;
 export function min(x: Tensor, dim: number, keepdim?: boolean): ValuesIndices;
 export function min(x: Tensor, dim?: number, keepdim = false): Tensor | ValuesIndices {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(min, [x, ...(dim === undefined ? [] : [dim, keepdim])]);
   return extremum("min", x, dim, keepdim);
 }
 
@@ -105,10 +108,12 @@ function argExtremum(op: "max" | "min", x: Tensor, dim: number | null | undefine
 
 /** The flat index (no dim) or per-dim index of the first largest element; NaN counts as largest. */
 export function argmax(x: Tensor, dim?: number | null, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(argmax, [x, dim, keepdim]);
   return argExtremum("max", x, dim, keepdim);
 }
 
 export function argmin(x: Tensor, dim?: number | null, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(argmin, [x, dim, keepdim]);
   return argExtremum("min", x, dim, keepdim);
 }
 

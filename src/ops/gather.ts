@@ -8,6 +8,7 @@ import { flatOffsets } from "./flat_offsets.js";
 import { installMethods } from "./install.js";
 import { assertSameDType, assertTensor, contiguousData, emptyTensor, viewOf } from "./util.js";
 import { narrow } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -68,6 +69,7 @@ export function gather(x: Tensor, dim: number, index: Tensor): Tensor {
  * along dim. Only the part of src that the index covers is used, as in PyTorch.
  */
 export function scatterAdd(x: Tensor, dim: number, index: Tensor, src: Tensor): Tensor {
+  if (hasBFloat16(x, dim, index, src)) return inFloat32(scatterAdd, [x, dim, index, src]);
   assertTensor(x, "scatterAdd");
   assertTensor(src, "scatterAdd", "src");
   assertSameDType(x, src, "scatterAdd");

@@ -4,6 +4,7 @@ import { formatShape, normalizeDim } from "../tensor/shape.js";
 import { Tensor } from "../tensor/tensor.js";
 import { zeros } from "./creation.js";
 import { assertTensor, beginInPlace, contiguousData, emptyTensor } from "./util.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 /** The [outer, size, inner] split of a shape around one dim, as the backend's kernels take it. */
 export function splitAround(shape: readonly number[], dim: number): [number, number, number] {
@@ -33,6 +34,7 @@ export function checkedIndex(index: Tensor | Int32Array | readonly number[], siz
 
 /** torch.index_select: the entries of `dim` listed by a 1-D int32 index. */
 export function indexSelect(x: Tensor, dim: number, index: Tensor | Int32Array | readonly number[]): Tensor {
+  if (hasBFloat16(x, dim, index)) return inFloat32(indexSelect, [x, dim, index]);
   assertTensor(x, "indexSelect");
   const d = normalizeDim(dim, x.ndim, "indexSelect");
   if (index instanceof Tensor && index.ndim > 1) throw new RangeError(`indexSelect: the index must be 1-D, got shape ${formatShape(index.shape)}`);

@@ -8,6 +8,7 @@ import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -22,6 +23,7 @@ declare module "../tensor/tensor.js" {
  * row of −∞ gives −∞ and a row holding +∞ gives +∞, not NaN. Integer inputs compute in float32.
  */
 export function logsumexp(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(logsumexp, [x, dim, keepdim]);
   assertTensor(x, "logsumexp");
   const input = x.dtype === "float32" || x.dtype === "float64" ? x : to(x.detach(), "float32");
   const dims = reductionDims(Array.isArray(dim) && dim.length === 0 ? null : dim, input.ndim, "logsumexp");

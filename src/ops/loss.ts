@@ -10,6 +10,7 @@ import { logSoftmax } from "./softmax.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData } from "./util.js";
 import { reshape, squeeze, unsqueeze } from "./view.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export type Reduction = "mean" | "sum" | "none";
 
@@ -36,6 +37,7 @@ function checkReduction(reduction: string, op: string): Reduction {
  * Composed of logSoftmax, gather and arithmetic, so autograd supplies the gradient.
  */
 export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntropyOptions = {}): Tensor {
+  if (hasBFloat16(input, target, options)) return inFloat32(crossEntropy, [input, target, options]);
   checkArity("crossEntropy", arguments, 3, "crossEntropy(input, target, { weight, ignoreIndex, reduction, labelSmoothing })");
   checkOptions("crossEntropy", options, ["weight", "ignoreIndex", "reduction", "labelSmoothing"]);
   assertTensor(input, "crossEntropy");
@@ -119,6 +121,7 @@ function checkTargets(target: Tensor, classes: number, ignoreIndex: number): voi
 
 /** torch.nn.functional.mse_loss: (input − target)², reduced by mean (default), sum, or none. */
 export function mseLoss(input: Tensor, target: Tensor, options: { reduction?: Reduction } = {}): Tensor {
+  if (hasBFloat16(input, target, options)) return inFloat32(mseLoss, [input, target, options]);
   checkArity("mseLoss", arguments, 3, "mseLoss(input, target, { reduction })");
   checkOptions("mseLoss", options, ["reduction"]);
   assertTensor(input, "mseLoss");

@@ -7,6 +7,7 @@ import { to } from "./creation.js";
 import { sumToShape } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { expand, reshape, squeeze, transpose, unsqueeze } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 /** Row and column strides of the last two dims, or null when neither is unit (needs a copy). */
 function matrixStrides(t: Tensor): [number, number] | null {
@@ -97,10 +98,16 @@ function batchedMatmul(a: Tensor, b: Tensor, lowp = false): Tensor {
 
 /** torch.matmul: dot, matrix-vector, matrix-matrix and batched products with broadcasting. */
 export function matmul(a: Tensor, b: Tensor): Tensor {
+  if (hasBFloat16(a, b)) {
+    assertSameDType(a, b, "matmul");
+    return inFloat32(matmul, [a, b]);
+  }
   assertTensor(a, "matmul");
   assertTensor(b, "matmul", "other");
-  if ((a.dtype === "bool" || a.dtype === "int32") && a.dtype === b.dtype && (a.numel === 0 || b.numel === 0)) {
-    // PyTorch has no bool GEMM but returns empty and zero-sized products without running one.
+  const boolDot = a.dtype === "bool" && a.ndim === 1 && b.ndim === 1;
+  if ((a.dtype === "bool" || a.dtype === "int32") && a.dtype === b.dtype && (a.numel === 0 || b.numel === 0) && !boolDot) {
+    // PyTorch has no bool GEMM but returns empty and zero-sized products without running one (its
+    // dot of two bool vectors refuses them whatever their length).
     return to(matmul(to(a, "float64"), to(b, "float64")), a.dtype);
   }
   if (a.dtype === "int32" && b.dtype === "int32") {
@@ -146,12 +153,20 @@ export function backwardProduct(a: Tensor, b: Tensor, lowp: boolean): Tensor {
 
 /** torch.mm: strictly 2-D. */
 export function mm(a: Tensor, b: Tensor): Tensor {
+  if (hasBFloat16(a, b)) {
+    assertSameDType(a, b, "mm");
+    return inFloat32(mm, [a, b]);
+  }
   if (a.ndim !== 2 || b.ndim !== 2) throw new RangeError(`mm: expected 2-D tensors, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
   return matmul(a, b);
 }
 
 /** torch.bmm: strictly 3-D with equal batch sizes. */
 export function bmm(a: Tensor, b: Tensor): Tensor {
+  if (hasBFloat16(a, b)) {
+    assertSameDType(a, b, "bmm");
+    return inFloat32(bmm, [a, b]);
+  }
   if (a.ndim !== 3 || b.ndim !== 3 || a.shape[0] !== b.shape[0]) {
     throw new RangeError(`bmm: expected 3-D tensors with the same batch size, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
   }

@@ -9,6 +9,7 @@ import type { Reduction } from "./loss.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData } from "./util.js";
 import { reshape, squeeze, unsqueeze } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export interface NllLossOptions {
   /** A rescaling weight per class, of shape [C]. */
@@ -32,6 +33,7 @@ export function checkReduction(reduction: unknown, op: string): Reduction {
  * and arithmetic, so autograd gives the gradient; the weight gets none, as in PyTorch.
  */
 export function nllLoss(input: Tensor, target: Tensor, options: NllLossOptions = {}): Tensor {
+  if (hasBFloat16(input, target, options)) return inFloat32(nllLoss, [input, target, options]);
   const op = "nllLoss";
   assertTensor(input, op);
   assertTensor(target, op, "target");

@@ -5,6 +5,7 @@ import { indexSelect } from "./indexing.js";
 import { cat } from "./join.js";
 import { assertTensor } from "./util.js";
 import { narrow } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export type PadMode = "constant" | "reflect" | "replicate" | "circular";
 
@@ -18,7 +19,11 @@ const MODES: readonly PadMode[] = ["constant", "reflect", "replicate", "circular
  * non-constant modes pad 1 to 3 dims of an input with one or two leading (batch, channel) dims.
  * Built from cat and indexSelect, so the gradient comes from theirs.
  */
+/** pad itself, for the body of pad, where its parameter of the same name (PyTorch's) hides it. */
+const padOp = (...args: Parameters<typeof pad>): Tensor => pad(...args);
+
 export function pad(x: Tensor, pad: readonly number[], mode: PadMode = "constant", value?: number | null): Tensor {
+  if (hasBFloat16(x, pad, mode, value)) return inFloat32(padOp, [x, pad, mode, value]);
   assertTensor(x, "pad");
   if (!Array.isArray(pad) || pad.length % 2 !== 0 || pad.some((p) => !Number.isInteger(p))) {
     throw new TypeError(`pad: pad must be an even-length array of integers, got ${JSON.stringify(pad)}`);

@@ -4,6 +4,7 @@ import { formatShape, normalizeDim, shapesEqual, type Shape } from "../tensor/sh
 import type { Tensor } from "../tensor/tensor.js";
 import { expand, reshape } from "./view.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export type Dims = number | readonly number[] | null | undefined;
 
@@ -45,6 +46,7 @@ function sumAxis(x: Tensor, dim: number): Tensor {
 
 /** The sum over dims (all when omitted); int32 and bool sum to int32. */
 export function sum(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(sum, [x, dim, keepdim]);
   assertTensor(x, "sum");
   const dims = reductionDims(dim, x.ndim, "sum");
   let acc = contiguousData(x, x.dtype === "bool" ? "int32" : x.dtype);
@@ -57,6 +59,7 @@ export function sum(x: Tensor, dim?: Dims, keepdim = false): Tensor {
 }
 
 export function mean(x: Tensor, dim?: Dims, keepdim = false): Tensor {
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(mean, [x, dim, keepdim]);
   assertTensor(x, "mean");
   if (x.dtype !== "float32" && x.dtype !== "float64") {
     throw new TypeError(`mean: expected a floating point tensor, got ${x.dtype}; convert it with .to("float32") first`);

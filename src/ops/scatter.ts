@@ -12,6 +12,7 @@ import { gather, scatterAdd } from "./gather.js";
 import { installMethods } from "./install.js";
 import { assertSameDType, assertTensor, beginInPlace, contiguousData, describeValue, emptyTensor, viewOf } from "./util.js";
 import { narrow } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -85,6 +86,7 @@ function covered(src: Tensor, indexShape: Shape): Tensor {
  * the last write wins. `reduce: "add" | "multiply"` combines instead (PyTorch's older form).
  */
 export function scatter(x: Tensor, dim: number, index: Tensor, src: Tensor | number, options: ScatterOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, index, src, options)) return inFloat32(scatter, [x, dim, index, src, options]);
   const op = "scatter";
   assertTensor(x, op);
   checkOptions(op, options, ["reduce"]);
@@ -121,6 +123,7 @@ export function scatter(x: Tensor, dim: number, index: Tensor, src: Tensor | num
  * result; prod handles a single zero exactly).
  */
 export function scatterReduce(x: Tensor, dim: number, index: Tensor, src: Tensor, reduce: ScatterReduction, options: ScatterReduceOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, index, src, reduce, options)) return inFloat32(scatterReduce, [x, dim, index, src, reduce, options]);
   const op = "scatterReduce";
   assertTensor(x, op);
   assertTensor(src, op, "src");

@@ -8,6 +8,7 @@ import { splitAround } from "./indexing.js";
 import { installMethods } from "./install.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { narrow, reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -48,6 +49,7 @@ function checkFlag(v: unknown, name: string, op: string): boolean {
  * the gradient flows back to the positions they came from.
  */
 export function sort(x: Tensor, dim = -1, descending = false, options: SortOptions = {}): ValuesIndices {
+  if (hasBFloat16(x, dim, descending, options)) return inFloat32(sort, [x, dim, descending, options]);
   const op = "sort";
   checkSortable(x, op);
   checkOptions(op, options, ["stable"]);
@@ -70,6 +72,7 @@ function emptyZero(): Tensor {
 
 /** torch.argsort: the int32 indices that sort x along dim. */
 export function argsort(x: Tensor, dim = -1, descending = false, options: SortOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, descending, options)) return inFloat32(argsort, [x, dim, descending, options]);
   return sort(x.detach(), dim, descending, options).indices;
 }
 
@@ -79,6 +82,7 @@ export function argsort(x: Tensor, dim = -1, descending = false, options: SortOp
  * positions picked.
  */
 export function topk(x: Tensor, k: number, dim = -1, largest = true, sorted = true): ValuesIndices {
+  if (hasBFloat16(x, k, dim, largest, sorted)) return inFloat32(topk, [x, k, dim, largest, sorted]);
   const op = "topk";
   checkSortable(x, op);
   if (x.dtype === "bool") throw new TypeError(`${op}: bool tensors are not supported (PyTorch's topk refuses them too); convert with .int()`);

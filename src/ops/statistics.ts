@@ -3,11 +3,14 @@ import { isGradEnabled, noGrad } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import { checkOptions } from "../util/options.js";
 import { to } from "./creation.js";
-import { div, eq, mul, sqrt, sub, where } from "./elementwise.js";
+import { amax, amin } from "./amax.js";
+import { abs, div, eq, logicalAnd, mul, sqrt, sub, where } from "./elementwise.js";
+import { isfinite } from "./nonfinite.js";
 import { installMethods } from "./install.js";
 import { mean, reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertFloating, assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 export interface VarianceOptions {
   /** Subtracted from the element count in the divisor: 1 (the default) is Bessel's correction. */
@@ -30,11 +33,13 @@ declare module "../tensor/tensor.js" {
  * the variance itself fits. N − correction ≤ 0 divides by zero and gives inf or NaN, as in PyTorch.
  */
 export function variance(x: Tensor, dim?: Dims, options: VarianceOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, options)) return inFloat32(variance, [x, dim, options]);
   return moment(x, dim, options, "var");
 }
 
 /** torch.std: the square root of variance(); where it is 0 the gradient is 0, as PyTorch. */
 export function std(x: Tensor, dim?: Dims, options: VarianceOptions = {}): Tensor {
+  if (hasBFloat16(x, dim, options)) return inFloat32(std, [x, dim, options]);
   return moment(x, dim, options, "std");
 }
 
@@ -52,8 +57,13 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
   const kept = reducedShape(x.shape, dims, true);
   const out = noGrad(() => {
     const wide = x.dtype === "float32" ? to(x, "float64") : x;
-    const centered = sub(wide, mean(wide, dims, true));
-    const v = div(sum(mul(centered, centered), dims, keepdim), Math.max(0, count - correction));
+    // As PyTorch on the CPU: reducing every dimension longer than 1, two passes in float64 around the
+    // mean taken in the input's dtype; otherwise Welford's update, which gives exactly 0 for equal
+    // finite values where two passes may leave ~1e-17 (that std's backward would divide by).
+    const all = x.shape.every((s, d) => s === 1 || dims.includes(d));
+    const centered = sub(wide, all ? to(mean(x, dims, true), wide.dtype) : mean(wide, dims, true));
+    let v = div(sum(mul(centered, centered), dims, keepdim), Math.max(0, count - correction));
+    if (!all && count > 0) v = where(logicalAnd(eq(amax(wide, dims, keepdim), amin(wide, dims, keepdim)), isfinite(amax(abs(wide), dims, keepdim))), mul(v, 0), v);
     return to(op === "std" ? sqrt(v) : v, x.dtype);
   });
   // PyTorch's var_backward: 2·g·(x − mean)/(N − correction), from x directly (not through the mean,
@@ -69,9 +79,13 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
       const gk = reshape(g, kept);
       const centered = sub(x, mean(x, dims, true));
       // Reducing everything with no degrees of freedom, PyTorch returns the gradient without a graph.
-      if (op === "var") return [!explicitDim && divisor === 0 ? noGrad(() => mul(mul(gk, centered), Infinity)) : mul(mul(gk, centered), 2 / divisor)];
+      // With no degrees of freedom, PyTorch's var_backward is g·(x == mean ? NaN : ∞): the sign is g's alone.
+      if (op === "var") return [!explicitDim && divisor <= 0 ? noGrad(() => mul(gk, where(eq(x, mean(x, dims, true)), NaN, Infinity))) : mul(mul(gk, centered), 2 / divisor)];
+      // PyTorch's std_backward: g/(2·std), 0 where std is 0, then var's backward. Masking before the
+      // multiplication by (x − mean) keeps the double backward finite there (g·c/(std·N) would give 0/0).
       const s = reshape(isGradEnabled() ? moment(x, dim, options, "std") : out.detach(), kept);
-      return [where(eq(s, 0), 0, div(mul(gk, centered), mul(s, divisor)))];
+      const gradVar = where(eq(s, 0), 0, div(gk, mul(s, 2)));
+      return [mul(mul(gradVar, centered), 2 / divisor)];
     },
     [x],
   );

@@ -10,6 +10,7 @@ import { installMethods } from "./install.js";
 import { sumToShape } from "./reduction.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { expand } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -47,14 +48,15 @@ function mathRaw(op: MathOp, x: Tensor): Tensor {
  * x (or the output y), so double backward works; the formulas are PyTorch's (derivatives.yaml).
  */
 function mathOp(op: MathOp, name: string, derivative: (g: Tensor, x: Tensor, y: Tensor) => Tensor) {
-  return (input: Tensor): Tensor => {
+  const fn = (input: Tensor): Tensor => {
     assertTensor(input, op);
-    if (input.dtype === "bfloat16") throw new TypeError(`${op}: bfloat16 tensors are storage only; convert with .float() first`);
+    if (input.dtype === "bfloat16") return inFloat32(fn, [input]);
     const x = floatInput(input);
     const y = mathRaw(op, x);
     // y itself (not detached) goes into the formula, so a recorded backward differentiates through it.
     return record(y, name, [x], (g) => [derivative(g, x, y)], [x]);
   };
+  return fn;
 }
 
 const oneMinusSquare = (x: Tensor) => sub(1, mul(x, x));
@@ -75,6 +77,7 @@ export const expm1 = mathOp("expm1", "Expm1Backward", (g, _x, y) => mul(g, add(y
 
 /** torch.atan2(input, other): the angle of (other, input), elementwise with broadcasting. */
 export function atan2(input: Tensor, other: Tensor): Tensor {
+  if (hasBFloat16(input, other)) return inFloat32(atan2, [input, other]);
   assertTensor(input, "atan2");
   assertTensor(other, "atan2", "other");
   // torch.result_type: a 0-d float64 beside a dimensioned float32 gives float32.

@@ -10,6 +10,7 @@ import { installMethods } from "./install.js";
 import { reducedShape, reductionDims, sum, type Dims } from "./reduction.js";
 import { assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -59,7 +60,9 @@ function normValue(x: Tensor, ord: number, dims: readonly number[], op: string):
 function normGrad(x: Tensor, norm: Tensor, g: Tensor, ord: number, dims: readonly number[]): Tensor {
   if (ord === 0) return zerosLike(x);
   if (ord === 1) return mul(sign(x), g);
-  if (ord === 2) return mul(x, where(eq(norm, 0), 0, div(g, norm)));
+  // g·(x/‖x‖) in PyTorch's order: x/‖x‖ stays near 1 where ‖x‖ is tiny, so the double backward
+  // (through div's −up·(a/b)/b) does not overflow where x·(g/‖x‖) would.
+  if (ord === 2) return mul(g, where(eq(norm, 0), 0, div(x, norm)));
   if (ord === Infinity || ord === -Infinity) {
     // Elements other than the extreme ones get exactly 0 (a NaN norm hits none: all zero, as in PyTorch).
     const hits = eq(abs(x), norm);
@@ -77,6 +80,7 @@ function normGrad(x: Tensor, norm: Tensor, g: Tensor, ord: number, dims: readonl
  * ±Infinity and 0 (the count of non-zeros). Float input only, as in PyTorch.
  */
 export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim = false, options: VectorNormOptions = {}): Tensor {
+  if (hasBFloat16(x, ord, dim, keepdim, options) && (options.dtype === undefined || options.dtype === null)) return inFloat32(vectorNorm, [x, ord, dim, keepdim, options]);
   const op = "vectorNorm";
   assertTensor(x, op);
   checkOptions(op, options, ["dtype"]);
@@ -99,6 +103,7 @@ export function vectorNorm(x: Tensor, ord: number = 2, dim: Dims = null, keepdim
  * not here: torch.norm itself treats a numeric p over two dims as a vector norm, and so does this.
  */
 export function norm(x: Tensor, p: number | "fro" | null = "fro", dim: Dims = null, keepdim = false, options: VectorNormOptions = {}): Tensor {
+  if (hasBFloat16(x, p, dim, keepdim, options) && (options.dtype === undefined || options.dtype === null)) return inFloat32(norm, [x, p, dim, keepdim, options]);
   assertTensor(x, "norm");
   if ((p === "fro" || p === null) && Array.isArray(dim) && dim.length > 2) {
     // torch.norm hands "fro" over more than two dims to matrix_norm, which refuses them.

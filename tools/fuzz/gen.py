@@ -10,7 +10,7 @@ import random
 
 import torch
 
-TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "bool": torch.bool}
+TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "bool": torch.bool, "bfloat16": torch.bfloat16}
 FLOATS = ("float32", "float64")
 
 
@@ -50,7 +50,10 @@ class Gen:
 
     def dtype(self, allowed=("float32",), stray=0.1):
         if self.chance(stray):
-            return self.pick(("float32", "float64", "int32", "bool"))
+            return self.pick(("float32", "float64", "int32", "bool", "bfloat16"))
+        # bfloat16 wherever a float is allowed, in about one case in twelve.
+        if any(d in FLOATS for d in allowed) and self.chance(0.08):
+            return "bfloat16"
         return self.pick(allowed)
 
     def shape(self, rank=None, zero=0.08, maxd=4):
@@ -109,10 +112,13 @@ class Gen:
             values = [self.r.randint(low, high - 1) for _ in range(n)]
         else:
             values = [self.value(dtype, special) for _ in range(n)]
-            if positive and dtype in FLOATS:
+            if positive and dtype in FLOATS + ("bfloat16",):
                 values = [abs(v) + 0.1 if isinstance(v, float) and math.isfinite(v) else v for v in values]
+        if dtype == "bfloat16":
+            # Values exactly representable in bfloat16, so that both sides read the same numbers.
+            values = torch.tensor([float(v) for v in values], dtype=torch.float32).to(torch.bfloat16).double().tolist()
         if grad is None:
-            grad = dtype in FLOATS and self.chance(0.5)
+            grad = dtype in FLOATS + ("bfloat16",) and self.chance(0.5)
         return {"T": {"dtype": dtype, "shape": base, "values": [enc_num(v) for v in values], "view": steps, "grad": bool(grad)}}
 
     def index(self, n, size, shape=None):

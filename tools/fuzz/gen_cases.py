@@ -23,7 +23,7 @@ from ops import OPS  # noqa: E402
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)
 
-OUT_DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.int32: "int32", torch.int64: "int32", torch.bool: "bool"}
+OUT_DTYPES = {torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64", torch.int32: "int32", torch.int64: "int32", torch.bool: "bool"}
 
 
 def enc_tensor(t):

@@ -953,3 +953,83 @@ def g_einsum(g):
 
 
 op("einsum", g_einsum, lambda a, k: torch.einsum(a[0], *a[1]))
+
+
+# ---- coverage of the rest of the public ops (fuzz3) ----
+op("logSigmoid", lambda g: ([g.tensor(allowed=FLOATS)], {}), lambda a, k: F.logsigmoid(a[0]))
+
+TDB = dict(TD, bfloat16=torch.bfloat16)
+
+
+def g_like(kind):
+    def gen(g):
+        x = g.tensor(allowed=ANY, grad=False)
+        kw = {"dtype": g.pick(tuple(TDB))} if g.chance(0.4) else {}
+        if kind == "full":
+            dt = kw.get("dtype", x["T"]["dtype"])
+            return [x, g.scalar("int") if dt in ("int32", "bool") else g.scalar()], kw
+        return [x], kw
+    return gen
+
+
+def t_like(f):
+    return lambda a, k: f(*a, **({"dtype": TDB[k["dtype"]]} if "dtype" in k else {}))
+
+
+op("zerosLike", g_like("zeros"), t_like(torch.zeros_like))
+op("onesLike", g_like("ones"), t_like(torch.ones_like))
+op("fullLike", g_like("full"), t_like(torch.full_like))
+
+
+def g_scatter_inplace(kind):
+    base = g_scatter(kind)
+
+    def gen(g):
+        args, kw = base(g)
+        args[0]["T"]["grad"] = False
+        if len(args) > 3 and isinstance(args[3], dict):
+            args[3]["T"]["grad"] = False
+        return args, kw
+    return gen
+
+
+op("scatter_", g_scatter_inplace("src"), lambda a, k: a[0].scatter_(a[1], L(a[2]), a[3]), inplace=True)
+op("scatterValue_", g_scatter_inplace("scalar"), lambda a, k: a[0].scatter_(a[1], L(a[2]), a[3]), inplace=True)
+op("scatterReduce_", g_scatter_inplace("reduce"),
+   lambda a, k: a[0].scatter_reduce_(a[1], L(a[2]), a[3], a[4], include_self=k.get("includeSelf", True)), inplace=True)
+
+
+def g_sdpa(g):
+    dt = g.dtype(FLOATS, stray=0.02)
+    b, h, l, s, d, dv = g.r.randint(1, 2), g.r.randint(1, 2), g.r.randint(1, 3), g.r.randint(1, 3), g.r.randint(1, 4), g.r.randint(1, 3)
+    lead = [b, h] if g.chance(0.7) else [b]
+    q = g.tensor(dt, lead + [l, d], special=False)
+    k_ = g.tensor(dt, lead + [s, d], special=False)
+    v = g.tensor(dt, lead + [s, dv], special=False)
+    kw = {}
+    if g.chance(0.4):
+        kw["bias"] = g.tensor(dt, g.pick(([l, s], [1, s], lead + [l, s])), special=False)
+    return [q, k_, v], kw
+
+
+op("scaledDotProductAttention", g_sdpa, lambda a, k: F.scaled_dot_product_attention(a[0], a[1], a[2], attn_mask=k.get("bias")))
+
+
+def g_to_bf16(g):
+    return [g.tensor(allowed=ANY + ("bfloat16",), special=False), g.pick(("float32", "float64", "int32", "bool", "bfloat16"))], {}
+
+
+op("toAny", g_to_bf16, lambda a, k: a[0].to(TDB[a[1]]))
+op("fullAny", lambda g: ([g.shape(), g.scalar("float")], {"dtype": g.pick(tuple(TDB))}), lambda a, k: torch.full(a[0], a[1], dtype=TDB[k["dtype"]]))
+
+
+def g_inplace_bf16(g):
+    # In-place arithmetic into a bfloat16 destination (possibly a view): computed in float32, rounded once.
+    a = g.tensor("bfloat16", grad=False)
+    name = g.pick(("add_", "sub_", "mul_", "div_", "copy_"))
+    scalar = g.chance(0.4) and name != "copy_"  # ringtorch's copy_ takes a tensor
+    b = g.scalar() if scalar else g.tensor(allowed=("bfloat16", "float32", "int32"), shape=g.bshape(_vshape(a, [])), grad=False)
+    return [a, b, name], {}
+
+
+op("inplaceBf16", g_inplace_bf16, lambda a, k: getattr(a[0], a[2])(a[1]), inplace=True)
