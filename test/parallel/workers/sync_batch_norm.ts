@@ -19,12 +19,12 @@ const sizes = Array.from({ length: world }, (_, r) => r + 1);
 const total = sizes.reduce((a, b) => a + b, 0);
 const start = sizes.slice(0, rank).reduce((a, b) => a + b, 0);
 
-function build(): rt.nn.Module {
+function build(): rt.nn.Sequential {
   rt.manualSeed(7);
   return new nn.Sequential(new nn.Conv2d(2, 4, 3, { padding: 1, dtype: "float64" }), new nn.BatchNorm2d(4, { dtype: "float64" }), new nn.ReLU(), new nn.Conv2d(4, 3, 2, { dtype: "float64" }), new nn.BatchNorm2d(3, { momentum: null, dtype: "float64" }));
 }
 
-const sync = nn.SyncBatchNorm.convertSyncBatchnorm(build());
+const sync = nn.SyncBatchNorm.convertSyncBatchnorm(build()) as rt.nn.Sequential;
 const reference = build();
 if (!(sync.get(1) instanceof nn.SyncBatchNorm) || !(sync.get(4) instanceof nn.SyncBatchNorm)) failures.push("convertSyncBatchnorm left a BatchNorm2d in place");
 
