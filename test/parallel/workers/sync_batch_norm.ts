@@ -66,5 +66,18 @@ reference.eval();
 const probe = rt.randn([2, 2, 5, 4], { dtype: "float64", generator: new rt.Generator(9) });
 close("eval output", sync.call(probe) as rt.Tensor, reference.call(probe) as rt.Tensor);
 
+// DDP over plain BatchNorm broadcasts rank 0's buffers before each forward, as PyTorch does; each
+// rank then moves them by its own batch.
+{
+  rt.manualSeed(3);
+  const bn = new nn.BatchNorm2d(2, { dtype: "float64" });
+  rt.noGrad(() => bn.running_mean!.fill_(rank + 1));
+  const ddp = new rt.DDP(bn);
+  const x = rt.randn([2, 2, 3, 3], { dtype: "float64", generator: new rt.Generator(20 + rank) });
+  rt.noGrad(() => bn.running_mean!.fill_(rank + 5));
+  ddp.call(x);
+  close("DDP broadcasts rank 0's running mean before the forward", bn.running_mean!, rt.full([2], 5, { dtype: "float64" }).mul(0.9).add(x.mean([0, 2, 3]).mul(0.1)));
+}
+
 dist.destroyProcessGroup();
 console.log("RESULT " + JSON.stringify({ failures, checks }));
