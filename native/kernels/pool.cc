@@ -12,28 +12,37 @@ namespace rt {
 
 template <class T>
 void MaxPool2d(const MaxPoolGeometry& g, const T* x, T* out, int32_t* indices) {
-  const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
-  ParallelRange(g.planes, double(oplane * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+  const int64_t H = g.h, W = g.w, OH = g.oh, OW = g.ow, KH = g.kh, KW = g.kw, SH = g.sh, SW = g.sw, PH = g.ph, PW = g.pw,
+                DH = g.dh, DW = g.dw;
+  const int64_t plane = H * W, oplane = OH * OW;
+  ParallelRange(g.planes, double(oplane * KH * KW), [=](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; p++) {
       const T* src = x + p * plane;
-      for (int64_t i = 0; i < g.oh; i++) {
-        int64_t h0 = i * g.sh - g.ph;
-        const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.h);
-        while (h0 < 0) h0 += g.dh;
-        for (int64_t j = 0; j < g.ow; j++) {
-          int64_t w0 = j * g.sw - g.pw;
-          const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, g.w);
-          while (w0 < 0) w0 += g.dw;
+      T* o = out + p * oplane;
+      int32_t* ix = indices + p * oplane;
+      for (int64_t i = 0; i < OH; i++) {
+        int64_t h0 = i * SH - PH;
+        const int64_t h1 = std::min(h0 + (KH - 1) * DH + 1, H);
+        while (h0 < 0) h0 += DH;
+        for (int64_t j = 0; j < OW; j++) {
+          int64_t w0 = j * SW - PW;
+          const int64_t w1 = std::min(w0 + (KW - 1) * DW + 1, W);
+          while (w0 < 0) w0 += DW;
           // PyTorch's rule: start at the first in-range position, and let NaN replace anything.
-          int64_t best = h0 * g.w + w0;
+          // Selects instead of branches: which element wins is data-dependent and unpredictable.
+          int32_t best = int32_t(h0 * W + w0);
           T v = -std::numeric_limits<T>::infinity();
-          for (int64_t a = h0; a < h1; a += g.dh)
-            for (int64_t b = w0; b < w1; b += g.dw) {
-              const T s = src[a * g.w + b];
-              if (s > v || std::isnan(s)) v = s, best = a * g.w + b;
+          for (int64_t a = h0; a < h1; a += DH) {
+            const T* row = src + a * W;
+            for (int64_t b = w0; b < w1; b += DW) {
+              const T s = row[b];
+              const bool take = (s > v) | (s != s);
+              v = take ? s : v;
+              best = take ? int32_t(a * W + b) : best;
             }
-          out[p * oplane + i * g.ow + j] = v;
-          indices[p * oplane + i * g.ow + j] = int32_t(best);
+          }
+          o[i * OW + j] = v;
+          ix[i * OW + j] = best;
         }
       }
     }
