@@ -10,42 +10,48 @@
 
 namespace rt {
 
+// One output row of max pooling: the window rows are visited one at a time and each updates all
+// the row's running maxima, so the inner loop runs over output columns (long, regular, no
+// per-window setup). Columns whose window tap falls in the padding skip that tap.
 template <class T>
-void MaxPool2d(const MaxPoolGeometry& g, const T* x, T* out, int32_t* indices) {
-  const int64_t H = g.h, W = g.w, OH = g.oh, OW = g.ow, KH = g.kh, KW = g.kw, SH = g.sh, SW = g.sw, PH = g.ph, PW = g.pw,
-                DH = g.dh, DW = g.dw;
-  const int64_t plane = H * W, oplane = OH * OW;
-  ParallelRange(g.planes, double(oplane * KH * KW), [=](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; p++) {
-      const T* src = x + p * plane;
-      T* o = out + p * oplane;
-      int32_t* ix = indices + p * oplane;
-      for (int64_t i = 0; i < OH; i++) {
-        int64_t h0 = i * SH - PH;
-        const int64_t h1 = std::min(h0 + (KH - 1) * DH + 1, H);
-        while (h0 < 0) h0 += DH;
-        for (int64_t j = 0; j < OW; j++) {
-          int64_t w0 = j * SW - PW;
-          const int64_t w1 = std::min(w0 + (KW - 1) * DW + 1, W);
-          while (w0 < 0) w0 += DW;
-          // PyTorch's rule: start at the first in-range position, and let NaN replace anything.
-          // Selects instead of branches: which element wins is data-dependent and unpredictable.
-          int32_t best = int32_t(h0 * W + w0);
-          T v = -std::numeric_limits<T>::infinity();
-          for (int64_t a = h0; a < h1; a += DH) {
-            const T* row = src + a * W;
-            for (int64_t b = w0; b < w1; b += DW) {
-              const T s = row[b];
-              const bool take = (s > v) | (s != s);
-              v = take ? s : v;
-              best = take ? int32_t(a * W + b) : best;
-            }
-          }
-          o[i * OW + j] = v;
-          ix[i * OW + j] = best;
-        }
+void MaxPoolRow(const MaxPoolGeometry& g, const T* src, int64_t i, T* o, int32_t* ix) {
+  const int64_t W = g.w, OW = g.ow, SW = g.sw;
+  int64_t h0 = i * g.sh - g.ph;
+  const int64_t h1 = std::min(h0 + (g.kh - 1) * g.dh + 1, g.h);
+  while (h0 < 0) h0 += g.dh;
+  for (int64_t j = 0; j < OW; j++) {
+    int64_t w0 = j * SW - g.pw;
+    while (w0 < 0) w0 += g.dw;
+    // PyTorch's rule: the index starts at the window's first in-range position.
+    o[j] = -std::numeric_limits<T>::infinity();
+    ix[j] = int32_t(h0 * W + w0);
+  }
+  for (int64_t a = h0; a < h1; a += g.dh) {
+    const T* row = src + a * W;
+    for (int64_t kj = 0; kj < g.kw; kj++) {
+      const int64_t off = kj * g.dw - g.pw;
+      // Output columns j whose tap j*SW + off lies in [0, W).
+      const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
+      const int64_t hi = std::min(OW, W - off <= 0 ? 0 : (W - off + SW - 1) / SW);
+      const T* r = row + off;
+      const int32_t base = int32_t(a * W + off);
+      for (int64_t j = lo; j < hi; j++) {
+        const T s = r[j * SW];
+        // NaN replaces anything; selects, not branches: the winner is unpredictable.
+        const bool take = (s > o[j]) | (s != s);
+        o[j] = take ? s : o[j];
+        ix[j] = take ? base + int32_t(j * SW) : ix[j];
       }
     }
+  }
+}
+
+template <class T>
+void MaxPool2d(const MaxPoolGeometry& g, const T* x, T* out, int32_t* indices) {
+  const int64_t plane = g.h * g.w, oplane = g.oh * g.ow;
+  ParallelRange(g.planes, double(oplane * g.kh * g.kw), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; p++)
+      for (int64_t i = 0; i < g.oh; i++) MaxPoolRow(g, x + p * plane, i, out + p * oplane + i * g.ow, indices + p * oplane + i * g.ow);
   });
 }
 
