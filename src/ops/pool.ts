@@ -4,9 +4,8 @@ import { record } from "../autograd/record.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
-import { zeros } from "./creation.js";
 import { spatialTuple } from "./conv.js";
-import { scatterAdd } from "./gather.js";
+import { gather } from "./gather.js";
 import { assertFloating, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
 
@@ -79,12 +78,22 @@ export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], opt
   const out = emptyTensor(x.dtype, [...lead, oh, ow]);
   const indices = emptyTensor("int32", [...lead, oh, ow]);
   getBackend().maxPool2d(g, xc.storage.data.subarray(xc.offset, xc.offset + xc.numel), out.storage.data, indices.storage.data as Int32Array);
-  const flatIndex = reshape(indices, [planes, oh * ow]);
-  record(out, "MaxPool2DWithIndicesBackward", [x], (grad) => [
-    // The gradient goes to each window's maximum: a scatter-add, differentiable through gather.
-    reshape(scatterAdd(zeros([planes, h * w], { dtype: grad.dtype }), 1, flatIndex, reshape(grad, [planes, oh * ow])), x.shape),
-  ]);
+  record(out, "MaxPool2DWithIndicesBackward", [x], (grad) => [maxPoolBackward(grad, indices, x.shape, planes, h * w)]);
   return options.returnIndices ? [out, indices] : out;
+}
+
+/**
+ * The gradient of max pooling: each window's gradient added at its maximum's position. Its own
+ * gradient is a gather at the same positions (the public op, so higher orders work too).
+ */
+function maxPoolBackward(grad: Tensor, indices: Tensor, inShape: readonly number[], planes: number, size: number): Tensor {
+  const gc = contiguousData(grad);
+  const out = emptyTensor(grad.dtype, inShape);
+  const backend = getBackend();
+  backend.fill(out.storage.data, 0, out.numel, 0);
+  const k = indices.numel / Math.max(1, planes);
+  backend.scatterAdd(gc.storage.data.subarray(gc.offset, gc.offset + gc.numel), planes, size, 1, indices.storage.data as Int32Array, k, out.storage.data);
+  return record(out, "MaxPool2DWithIndicesBackwardBackward", [grad], (h) => [reshape(gather(reshape(h, [planes, size]), 1, reshape(indices, [planes, k])), grad.shape)]);
 }
 
 function windowsOf(planes: number, h: number, w: number, rows: [number, number, number][], cols: [number, number, number][], divisor: (i: number, j: number) => number): AvgPoolWindows {

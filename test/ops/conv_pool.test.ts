@@ -102,6 +102,7 @@ test("float64 gradients match finite differences, to the second order", () => {
   gradcheck((t) => F.avgPool2d(t, [3, 2], { stride: 2, padding: 1, countIncludePad: false, ceilMode: true }), [p]);
   gradcheck((t) => F.adaptiveAvgPool2d(t, [4, 4]), [p]);
   gradcheck(firstDerivative((t) => F.avgPool2d(t, 2).square(), () => [2, 3, 3, 3], g), [p]);
+  gradcheck(firstDerivative((t) => F.maxPool2d(t, 2, { stride: 1 }).square(), () => [2, 3, 6, 5], g), [p]);
 
   const [bw, bb] = [rt.randn([3], d).requiresGrad_(), rt.randn([3], d).requiresGrad_()];
   const bn = (t: rt.Tensor, ww: rt.Tensor, b2: rt.Tensor) => F.batchNorm(t, null, null, { weight: ww, bias: b2, training: true });
