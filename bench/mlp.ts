@@ -57,12 +57,12 @@ export function setThreads(n: number): void {
 }
 
 /** Runs a peer script (bench/torch/) under the strongest PyTorch here, reporting its "median=" figure and its own peak RSS. */
-export function torchPeer(script: string, threads: number): Measured | string {
+export function torchPeer(script: string, threads: number, argv: readonly string[] = []): Measured | string {
   const peer = findPeer();
   console.log(describePeer(peer, threads));
   if (typeof peer === "string") return peer;
   if (!existsSync(script)) return `${script} not found`;
-  const wrapper = `import resource, runpy, sys; sys.argv = [${JSON.stringify(script)}]; runpy.run_path(${JSON.stringify(script)}, run_name="__main__"); print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
+  const wrapper = `import resource, runpy, sys; sys.argv = ${JSON.stringify([script, ...argv])}; runpy.run_path(${JSON.stringify(script)}, run_name="__main__"); print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
   const r = runPeer(peer, ["-c", wrapper], threads);
   if (r.status !== 0) return `the PyTorch peer failed: ${(r.stderr || r.error?.message || "").trim().split("\n").pop()}`;
   process.stdout.write(r.stdout.split("\n").filter((l) => !l.startsWith("maxrss_kb")).join("\n"));

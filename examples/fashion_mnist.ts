@@ -29,13 +29,13 @@ export interface FashionOptions {
   trackDir?: string;
 }
 
-const DEFAULT_DIR = "/usr/share/datasets/fashion-mnist";
+export const DEFAULT_DIR = "/usr/share/datasets/fashion-mnist";
 // Mean and standard deviation of the training images' pixels, scaled to [0, 1].
 const MEAN = 0.286;
 const STD = 0.353;
 
 /** Images as normalised float32 rows [n, 784] and labels as int32 [n]. */
-function loadSplit(dir: string, prefix: "train" | "t10k", limit?: number): [Tensor, Tensor] {
+export function loadSplit(dir: string, prefix: "train" | "t10k", limit?: number): [Tensor, Tensor] {
   const files = [`${prefix}-images-idx3-ubyte.gz`, `${prefix}-labels-idx1-ubyte.gz`].map((f) => join(dir, f));
   for (const f of files) {
     if (!existsSync(f)) {

@@ -14,5 +14,6 @@ void RegisterNn(napi_env env, napi_value exports);
 void RegisterRuntime(napi_env env, napi_value exports);
 void RegisterExtra(napi_env env, napi_value exports);
 void RegisterBf16(napi_env env, napi_value exports);
+void RegisterConv(napi_env env, napi_value exports);
 
 }  // namespace rt

@@ -8,4 +8,5 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   rt::RegisterNn(env, exports);
   rt::RegisterExtra(env, exports);
   rt::RegisterBf16(env, exports);
+  rt::RegisterConv(env, exports);
 }

@@ -1,3 +1,4 @@
+import { inferenceState } from "../tensor/storage.js";
 /** Whether ops record the graph. Off inside noGrad() and while backward runs (unless createGraph). */
 let enabled = true;
 
@@ -23,8 +24,9 @@ let inference = false;
 /**
  * Runs fn in inference mode (torch.inference_mode): no graph is recorded, as in noGrad, and
  * isInferenceModeEnabled() is true inside. `inferenceMode(false, fn)` runs fn with the mode off.
- * Unlike PyTorch, tensors made inside are not marked as inference tensors: they are ordinary
- * tensors without history (noGrad's), so using them in autograd later is not an error here.
+ * As in PyTorch, tensors whose memory is allocated inside are inference tensors (`isInference()`):
+ * outside inferenceMode they cannot be saved for backward, updated in place, or made to require
+ * grad; `clone()` one to get a normal tensor. Views of normal tensors stay normal.
  */
 export function inferenceMode<T>(fn: () => T): T;
 export function inferenceMode<T>(mode: boolean, fn: () => T): T;
@@ -34,8 +36,8 @@ export function inferenceMode<T>(modeOrFn: boolean | (() => T), maybeFn?: () => 
   if (typeof fn !== "function") throw new TypeError("inferenceMode: expected a function to run, as inferenceMode(() => model.call(x))");
   if (!mode) return fn();
   const previous = inference;
-  inference = true;
-  const restore = () => (inference = previous);
+  inference = inferenceState.active = true;
+  const restore = () => (inference = inferenceState.active = previous);
   let result: T;
   try {
     result = withGradMode(false, fn);

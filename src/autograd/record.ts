@@ -40,6 +40,11 @@ export function record(
   saved: readonly Tensor[] = [],
 ): Tensor {
   if (!needsGrad(inputs)) return out;
+  for (const t of saved) {
+    if (t.storage.inference) {
+      throw new Error(`${name}: an inference tensor (${t.describe()}, made under inferenceMode) cannot be saved for backward, as in PyTorch; clone() it outside inferenceMode to get a normal tensor`);
+    }
+  }
   const next = inputs.map((t) => (t ? gradEdge(t) : null));
   out.gradFn = new Node(name, next, backward, saved);
   return out;

@@ -158,6 +158,67 @@ export interface SgdArgs {
   maximize: boolean;
 }
 
+/**
+ * One 2-d convolution over contiguous NCHW arrays (conv1d is height = kernelH = 1). padH/padW are
+ * the top/left pads; the output size (which the ops layer computes) fixes how much of the
+ * bottom/right pad is used, so asymmetric padding needs nothing more. Channels split into
+ * `groups` equal groups; the weight is [outChannels, inChannels / groups, kernelH, kernelW].
+ */
+export interface ConvGeometry {
+  batch: number;
+  inChannels: number;
+  height: number;
+  width: number;
+  outChannels: number;
+  outHeight: number;
+  outWidth: number;
+  kernelH: number;
+  kernelW: number;
+  strideH: number;
+  strideW: number;
+  padH: number;
+  padW: number;
+  dilationH: number;
+  dilationW: number;
+  groups: number;
+}
+
+/** Max pooling over `planes` contiguous [height, width] planes (batch × channels), PyTorch's windows. */
+export interface MaxPoolGeometry {
+  planes: number;
+  height: number;
+  width: number;
+  outHeight: number;
+  outWidth: number;
+  kernelH: number;
+  kernelW: number;
+  strideH: number;
+  strideW: number;
+  padH: number;
+  padW: number;
+  dilationH: number;
+  dilationW: number;
+}
+
+/**
+ * Average pooling over separable windows: output (i, j) of each [height, width] plane averages rows
+ * [hStart[i], hEnd[i]) and columns [wStart[j], wEnd[j]) and divides by divisors[i * outWidth + j].
+ * Plain, count-include-pad, divisor-override and adaptive pooling differ only in these arrays.
+ * An empty window gives 0.
+ */
+export interface AvgPoolWindows {
+  planes: number;
+  height: number;
+  width: number;
+  outHeight: number;
+  outWidth: number;
+  hStart: Int32Array;
+  hEnd: Int32Array;
+  wStart: Int32Array;
+  wEnd: Int32Array;
+  divisors: Float64Array;
+}
+
 export interface Backend {
   readonly name: string;
 
@@ -300,4 +361,37 @@ export interface Backend {
 
   /** Σ x[i]² over a contiguous run, in float64 (for clipGradNorm). */
   sumSquares(x: TypedArray, xOffset: number, n: number): number;
+
+  /**
+   * out [batch, outChannels, outHeight, outWidth] = conv(x, weight) + bias (bias may be null).
+   * Every array is float32 or float64 of one dtype, contiguous from index 0.
+   */
+  conv2d(g: ConvGeometry, x: TypedArray, weight: TypedArray, bias: TypedArray | null, out: TypedArray): void;
+
+  /** The input gradient of conv2d into gradX [batch, inChannels, height, width], overwritten. */
+  conv2dBackwardInput(g: ConvGeometry, grad: TypedArray, weight: TypedArray, gradX: TypedArray): void;
+
+  /** The weight and bias gradients of conv2d (either may be null), overwritten. */
+  conv2dBackwardWeight(g: ConvGeometry, grad: TypedArray, x: TypedArray, gradWeight: TypedArray | null, gradBias: TypedArray | null): void;
+
+  /**
+   * out and indices [planes, outHeight, outWidth]: each window's maximum and its flat position in
+   * its plane. NaN counts as the maximum (the last NaN of a window wins), as in PyTorch.
+   */
+  maxPool2d(g: MaxPoolGeometry, x: TypedArray, out: TypedArray, indices: Int32Array): void;
+
+  /** out [planes, outHeight, outWidth] = the window averages of x [planes, height, width]. */
+  avgPool2d(w: AvgPoolWindows, x: TypedArray, out: TypedArray): void;
+
+  /** gradX [planes, height, width] (overwritten): each window's gradient spread evenly over it. */
+  avgPool2dBackward(w: AvgPoolWindows, grad: TypedArray, gradX: TypedArray): void;
+
+  /**
+   * Per-channel sums of contiguous [n, c, l] arrays, in float64: sumA[ch] = Σ a and
+   * sumAB[ch] = Σ a·b (Σ a² when b is null), over n and l.
+   */
+  channelSums(a: TypedArray, b: TypedArray | null, n: number, c: number, l: number, sumA: Float64Array, sumAB: Float64Array): void;
+
+  /** out = a·sa[ch] + b·sb[ch] + shift[ch] over contiguous [n, c, l] arrays (b and sb null: no b term). */
+  channelAffine(a: TypedArray, b: TypedArray | null, n: number, c: number, l: number, sa: Float64Array, sb: Float64Array | null, shift: Float64Array, out: TypedArray): void;
 }

@@ -11,3 +11,7 @@ export { nllLoss } from "../ops/nll_loss.js";
 export { binaryCrossEntropy, binaryCrossEntropyWithLogits, logSigmoid } from "../ops/binary_cross_entropy.js";
 export { oneHot } from "../ops/one_hot.js";
 export { pad } from "../ops/pad.js";
+export { conv1d, conv2d } from "../ops/conv.js";
+export { maxPool2d, avgPool2d, adaptiveAvgPool2d } from "../ops/pool.js";
+export { batchNorm } from "../ops/batch_norm.js";
+export { groupNorm } from "../ops/group_norm.js";

@@ -39,3 +39,7 @@ export * from "./pad.js";
 export * from "./random_sampling.js";
 export * from "./repeat.js";
 export * from "./sort.js";
+export { conv1d, conv2d, type ConvOptions, type ConvPadding } from "./conv.js";
+export { maxPool2d, avgPool2d, adaptiveAvgPool2d, type MaxPool2dOptions, type AvgPool2dOptions } from "./pool.js";
+export { batchNorm, type BatchNormOptions } from "./batch_norm.js";
+export { groupNorm } from "./group_norm.js";

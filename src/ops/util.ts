@@ -1,7 +1,7 @@
 import type { StridedView } from "../backend/backend.js";
 import { getBackend } from "../backend/index.js";
 import type { DType } from "../tensor/dtype.js";
-import { allocate } from "../tensor/storage.js";
+import { allocate, inferenceState } from "../tensor/storage.js";
 import { Tensor } from "../tensor/tensor.js";
 import { formatShape, type Shape } from "../tensor/shape.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
@@ -56,6 +56,9 @@ export function describeValue(v: unknown): string {
  * Non-contiguous destinations are allowed: write through `writeInto`.
  */
 export function beginInPlace(t: Tensor, op: string, checkOverlap = true): void {
+  if (t.storage.inference && !inferenceState.active) {
+    throw new Error(`${op}: an in-place update to an inference tensor (${t.describe()}, made under inferenceMode) outside inferenceMode is not allowed, as in PyTorch; clone() it first`);
+  }
   if (t.requiresGrad && isGradEnabled()) {
     throw new Error(
       `${op}: an in-place op on a tensor that requires grad would corrupt the gradient (${t.describe()}); ` +

@@ -17,9 +17,17 @@ import { arrayTypeOf, itemSize } from "./dtype.js";
  * never released that way, since the user's array may outlive the Storage object; the arena still
  * recycles it once the user's array is dead too.
  */
+/**
+ * Set by autograd's inferenceMode while it runs: storage allocated then belongs to inference
+ * tensors (PyTorch's rule: views of normal tensors stay normal, new memory is marked).
+ */
+export const inferenceState = { active: false };
+
 export class Storage {
   readonly dtype: DType;
   readonly data: TypedArray;
+  /** Allocated inside inferenceMode: its tensors cannot be saved for backward or updated in place outside it. */
+  readonly inference = inferenceState.active;
   /** Bumped by every in-place op, so autograd can tell a saved tensor was modified after saving. */
   version = 0;
   private exposed = false;

@@ -1,5 +1,5 @@
 import type { DType, TypedArray } from "./dtype.js";
-import type { Storage } from "./storage.js";
+import { inferenceState, type Storage } from "./storage.js";
 import { contiguousStrides, numelOf, normalizeDim, type Shape } from "./shape.js";
 
 /**
@@ -75,7 +75,15 @@ export class Tensor {
     if (value && this.dtype !== "float32" && this.dtype !== "float64" && this.dtype !== "bfloat16") {
       throw new TypeError(`requiresGrad: only floating point tensors can require gradients, got dtype ${this.dtype}`);
     }
+    if (value && this.storage.inference && !inferenceState.active) {
+      throw new Error("requiresGrad: setting requiresGrad on an inference tensor (made under inferenceMode) outside inferenceMode is not allowed, as in PyTorch; clone() it first");
+    }
     this.requiresGradFlag = value;
+  }
+
+  /** True for a tensor whose memory was allocated under inferenceMode (torch's is_inference). */
+  isInference(): boolean {
+    return this.storage.inference;
   }
 
   /** Sets requiresGrad in place and returns this (torch's requires_grad_). */

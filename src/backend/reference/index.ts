@@ -1,4 +1,5 @@
 import type { Backend } from "../backend.js";
+import { avgPool2d, avgPool2dBackward, channelAffine, channelSums, conv2d, conv2dBackwardInput, conv2dBackwardWeight, maxPool2d } from "./conv.js";
 import { binary, unary, unaryGrad, where } from "./elementwise.js";
 import { atan2, cumulative, scatterReduce, sort, unaryMath } from "./extra.js";
 import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
@@ -43,6 +44,14 @@ export const referenceBackend: Backend = {
   sort,
   cumulative,
   scatterReduce,
+  conv2d,
+  conv2dBackwardInput,
+  conv2dBackwardWeight,
+  maxPool2d,
+  avgPool2d,
+  avgPool2dBackward,
+  channelSums,
+  channelAffine,
 };
 
 export { bf16ToFloat, floatToBf16 } from "./convert.js";
