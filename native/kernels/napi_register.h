@@ -13,5 +13,6 @@ void RegisterMath(napi_env env, napi_value exports);
 void RegisterNn(napi_env env, napi_value exports);
 void RegisterRuntime(napi_env env, napi_value exports);
 void RegisterExtra(napi_env env, napi_value exports);
+void RegisterAttention(napi_env env, napi_value exports);
 
 }  // namespace rt

@@ -7,4 +7,5 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   rt::RegisterMath(env, exports);
   rt::RegisterNn(env, exports);
   rt::RegisterExtra(env, exports);
+  rt::RegisterAttention(env, exports);
 }

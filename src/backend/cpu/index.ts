@@ -1,6 +1,7 @@
 import type { AdamArgs, Backend, MatmulArgs, ReduceOp, SgdArgs, StridedView, TypedArray } from "../backend.js";
 import { referenceBackend } from "../reference/index.js";
 import { checkMatmul, checkRun, checkView, isFloatArray, numelOf, sameType } from "./checks.js";
+import { attentionMethods, type NativeAttentionKernels } from "./attention.js";
 import { extraMethods, type NativeExtraKernels } from "./extra.js";
 import { encodeFill } from "./fill.js";
 import { applyIsaFromEnv } from "./isa.js";
@@ -265,6 +266,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
     },
 
     ...extraMethods(addon as unknown as NativeExtraKernels),
+    ...attentionMethods(addon as unknown as NativeAttentionKernels),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Backend } from "../backend.js";
 import { binary, unary, unaryGrad, where } from "./elementwise.js";
+import { attention, attentionBackward } from "./attention.js";
 import { atan2, cumulative, scatterReduce, sort, unaryMath } from "./extra.js";
 import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
 import { matmul } from "./matmul.js";
@@ -41,6 +42,8 @@ export const referenceBackend: Backend = {
   sort,
   cumulative,
   scatterReduce,
+  attention,
+  attentionBackward,
 };
 
 export { bf16ToFloat, floatToBf16 } from "./convert.js";
