@@ -27,3 +27,4 @@ export * as track from "./track/index.js";
 export { record, recordError } from "./launch/index.js";
 export { DistributedDataParallel, DistributedDataParallel as DDP, type DistributedDataParallelOptions } from "./parallel/ddp.js";
 export * as parallel from "./parallel/index.js";
+export * as models from "./models/index.js";
