@@ -8,3 +8,4 @@
 export { GPT2Model, GPT2LMHeadModel, causalLmLoss, type GPT2Options, type GPT2ForwardOptions, type GPT2LMForwardOptions, type LayerCache, type GPT2Settings } from "./gpt2.js";
 export { BertModel, BertForSequenceClassification, type BertOptions, type BertForwardOptions, type BertClassifierForwardOptions, type BertSettings } from "./bert.js";
 export { readConfig, type HfConfig } from "./config.js";
+export { generate, pickToken, type GenerateOptions } from "./generate.js";
