@@ -135,6 +135,7 @@ async function main(): Promise<void> {
   say(rank, `gpt_instruct: ${train.length} training / ${val.length} validation records, vocab ${tok.getVocabSize()}, ${world} rank(s), ${model.parameters().reduce((a: number, p: rt.Tensor) => a + p.numel, 0)} parameters`);
 
   let step = start.step;
+  let loggedAt = step;
   let epoch = start.epoch;
   let batchInEpoch = start.batch;
   let micro = 0;
@@ -158,10 +159,13 @@ async function main(): Promise<void> {
       optimizer.zeroGrad();
       step++;
       if (step % flags.logFreq === 0) {
-        const loss = rt.parallel.allReduceMean(running / flags.logFreq, 1);
+        const loss = rt.parallel.allReduceMean(running / (step - loggedAt), 1);
         say(rank, `step ${step} | loss ${loss.toFixed(4)} | lr ${scheduler.getLastLr()[0].toExponential(2)} | ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       }
-      if (step % flags.logFreq === 0) running = 0;
+      if (step % flags.logFreq === 0) {
+        running = 0;
+        loggedAt = step;
+      }
       if (step % flags.ckptFreq === 0 || step === flags.steps) {
         if (rank === 0) say(rank, `step ${step} | validation loss ${validate(model, val, eos).toFixed(4)}`);
         await checkpoint.save(ckptDir, { model, optimizer, scheduler, epoch, batch: batchInEpoch }, { step, keepLast: 2 });

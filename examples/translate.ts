@@ -127,6 +127,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const deadline = flags.minutes > 0 ? t0 + flags.minutes * 60000 : Infinity;
   let step = start.step;
+  let loggedAt = step;
   let running = 0;
   let stop = false;
   for (let epoch = start.epoch; epoch < flags.epochs && !stop; epoch++) {
@@ -142,8 +143,9 @@ async function main(): Promise<void> {
       running += loss.item();
       step++;
       if (step % flags.logFreq === 0) {
-        say(rank, `epoch ${epoch} step ${step} | loss ${rt.parallel.allReduceMean(running / flags.logFreq, 1).toFixed(4)}`);
+        say(rank, `epoch ${epoch} step ${step} | loss ${rt.parallel.allReduceMean(running / (step - loggedAt), 1).toFixed(4)}`);
         running = 0;
+        loggedAt = step;
       }
       // Every rank agrees on stopping, so that none waits in a collective the others skipped.
       stop = rt.parallel.allReduceSum([performance.now() > deadline ? 1 : 0])[0] > 0;
