@@ -16,7 +16,7 @@ export interface Output {
 
 /** Runs `node [ringrun …] example args` from the repository root; kills it after timeoutMs. */
 export function runExample(script: string, args: string[], ranks: number, timeoutMs = 180_000): Promise<Output> {
-  const env = { ...process.env, RINGTORCH_QUIET: "1", RINGTORCH_NUM_THREADS: "1" };
+  const env: NodeJS.ProcessEnv = { ...process.env, RINGTORCH_QUIET: "1", RINGTORCH_NUM_THREADS: "1" };
   for (const key of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "RINGTORCH_STORE_TOKEN"]) delete env[key];
   const argv = ranks === 1 ? ["--import", "tsx", "--conditions=source", script, ...args] : ["bin/ringrun.js", "--standalone", "--nproc-per-node", String(ranks), script, ...args];
   const child = spawn(process.execPath, argv, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
