@@ -8,11 +8,13 @@
 // DDP with a DistributedSampler; after each epoch every rank evaluates its share of the test split
 // (an evaluation sampler: no padded duplicates) and accuracy and F1 are summed across ranks; the
 // model with the best F1 is kept in Hugging Face format (runs/<name>/best, savePretrained), and a
-// training checkpoint is written every --ckpt-freq steps; --resume latest continues.
+// training checkpoint is written every --ckpt-freq steps; --resume latest continues. A multinomial
+// naive-Bayes baseline on the same split and tokens is printed first.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as rt from "ringtorch";
 import { parseFlags, say } from "./lib/cli.js";
+import { naiveBayes } from "./lib/naive_bayes.js";
 
 const { data, dist, models, optim, text, metrics, checkpoint } = rt;
 
@@ -112,6 +114,12 @@ async function main(): Promise<void> {
   let best = typeof start.state.bestF1 === "number" ? start.state.bestF1 : -1;
   const positives = train.items.filter((r) => r.label === 1).length;
   say(rank, `bert_classifier: ${train.length} training (${positives} positive) / ${test.length} test records, vocab ${tok.getVocabSize()}, ${dist.getWorldSize()} rank(s)`);
+  if (rank === 0) {
+    const nb = naiveBayes(train.items, test.items, tok.getVocabSize());
+    const truth = test.items.map((r) => r.label);
+    const nbPrf = new metrics.PrecisionRecallF1({ average: "binary" }).update(nb, truth).compute({ sync: false });
+    say(rank, `naive-Bayes baseline (same split, same tokens) | test accuracy ${new metrics.Accuracy().update(nb, truth).compute({ sync: false }).toFixed(4)} | F1 ${nbPrf.f1.toFixed(4)}`);
+  }
 
   let step = start.step;
   let loggedAt = step;
