@@ -5,7 +5,9 @@
  *   import { models } from "ringtorch";
  *   const gpt = models.GPT2LMHeadModel.fromPretrained("./gpt2");
  */
-export { GPT2Model, GPT2LMHeadModel, causalLmLoss, type GPT2Options, type GPT2ForwardOptions, type GPT2LMForwardOptions, type LayerCache, type GPT2Settings } from "./gpt2.js";
-export { BertModel, BertForSequenceClassification, type BertOptions, type BertForwardOptions, type BertClassifierForwardOptions, type BertSettings } from "./bert.js";
+export { GPT2Model, GPT2LMHeadModel, causalLmLoss, type GPT2Options, type GPT2ForwardOptions, type GPT2LMForwardOptions, type LayerCache } from "./gpt2.js";
+export { BertModel, BertForSequenceClassification, type BertOptions, type BertForwardOptions, type BertClassifierForwardOptions } from "./bert.js";
 export { readConfig, type HfConfig } from "./config.js";
 export { generate, pickToken, type GenerateOptions } from "./generate.js";
+export { gpt2Settings, type GPT2Settings } from "./gpt2_settings.js";
+export { bertSettings, type BertSettings } from "./bert_settings.js";
