@@ -31,3 +31,4 @@ export * as fsdp from "./parallel/fsdp/index.js";
 export { fullyShard, FullyShardedDataParallel, FullyShardedDataParallel as FSDP, ShardingStrategy, type FullyShardedDataParallelOptions } from "./parallel/fsdp/index.js";
 export * as trainer from "./trainer/index.js";
 export { Trainer, TrainingArguments, EarlyStoppingCallback } from "./trainer/index.js";
+export * as models from "./models/index.js";

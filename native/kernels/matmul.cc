@@ -35,12 +35,62 @@ void ScaleOnly(const MatmulArgs<T>& a) {
   }
 }
 
+// Rows of A at most this many go to RowTimesMatrix: the packed GEMM would pack all of B (a whole
+// vocabulary projection in generation) to multiply it with one or two rows.
+constexpr int64_t kGemvRows = 2;
+
+// out[j] = alpha * Σ_k x[k·xs] B[k, j] + beta * out[j] for columns [j0, j1) of one row. B's rows
+// contiguous: axpy over rows (the inner loop vectorises); B's columns contiguous (B = Wᵀ, a
+// Linear): one dot product per column, in four partial sums.
+template <class T>
+void RowTimesMatrix(const T* x, int64_t xs, const T* b, int64_t rsb, int64_t csb, int64_t k, T* out, int64_t j0, int64_t j1,
+                    T alpha, T beta) {
+  if (csb == 1) {
+    for (int64_t j = j0; j < j1; j++) out[j] = beta == T(0) ? T(0) : beta * out[j];
+    for (int64_t kk = 0; kk < k; kk++) {
+      const T s = alpha * x[kk * xs];
+      const T* row = b + kk * rsb;
+      for (int64_t j = j0; j < j1; j++) out[j] += s * row[j];
+    }
+    return;
+  }
+  for (int64_t j = j0; j < j1; j++) {
+    const T* col = b + j * csb;
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t kk = 0;
+    for (; kk + 4 <= k; kk += 4) {
+      s0 += x[kk * xs] * col[kk * rsb];
+      s1 += x[(kk + 1) * xs] * col[(kk + 1) * rsb];
+      s2 += x[(kk + 2) * xs] * col[(kk + 2) * rsb];
+      s3 += x[(kk + 3) * xs] * col[(kk + 3) * rsb];
+    }
+    for (; kk < k; kk++) s0 += x[kk * xs] * col[kk * rsb];
+    const T dot = (s0 + s1) + (s2 + s3);
+    out[j] = beta == T(0) ? alpha * dot : alpha * dot + beta * out[j];
+  }
+}
+
+template <class T>
+void FewRows(const MatmulArgs<T>& a) {
+  for (int64_t bt = 0; bt < a.batch; bt++) {
+    const T* b = a.b + bt * a.b_batch_stride;
+    for (int64_t i = 0; i < a.m; i++) {
+      const T* x = a.a + bt * a.a_batch_stride + i * a.a_row_stride;
+      T* out = a.out + (bt * a.m + i) * a.n;
+      ParallelRange(a.n, double(a.k), [&](int64_t j0, int64_t j1) {
+        RowTimesMatrix(x, a.a_col_stride, b, a.b_row_stride, a.b_col_stride, a.k, out, j0, j1, a.alpha, a.beta);
+      });
+    }
+  }
+}
+
 }  // namespace
 
 template <class T>
 void Matmul(const MatmulArgs<T>& a) {
   if (a.batch == 0 || a.m == 0 || a.n == 0) return;
   if (a.k == 0) return ScaleOnly(a);
+  if (a.m <= kGemvRows) return FewRows(a);
   const TypedKernels<T>& K = Kernels().get<T>();
   const int nt = GetNumThreads();
   const double macs = double(a.batch) * double(a.m) * double(a.n) * double(a.k);

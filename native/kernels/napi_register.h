@@ -15,5 +15,6 @@ void RegisterRuntime(napi_env env, napi_value exports);
 void RegisterExtra(napi_env env, napi_value exports);
 void RegisterBf16(napi_env env, napi_value exports);
 void RegisterConv(napi_env env, napi_value exports);
+void RegisterAttention(napi_env env, napi_value exports);
 
 }  // namespace rt

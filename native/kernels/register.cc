@@ -9,4 +9,5 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   rt::RegisterExtra(env, exports);
   rt::RegisterBf16(env, exports);
   rt::RegisterConv(env, exports);
+  rt::RegisterAttention(env, exports);
 }

@@ -219,6 +219,33 @@ export interface AvgPoolWindows {
   divisors: Float64Array;
 }
 
+/**
+ * One fused attention problem: softmax(scale·q·kᵀ + bias, causal-masked)·v per (n, h) head,
+ * q [n, h, l, d], k [n, h, s, d], v [n, h, s, dv]. Each operand is a view whose `strides` are its
+ * [n, h, row] strides (the feature axis is contiguous); the bias, when given, has [n, h, i, j]
+ * strides over [n, h, l, s] (0 broadcasts). Causal hides key j from query i when j > i. Dropout
+ * keeps score (b = n·h index, i, j) when attentionKeep(seed, (b·l + i)·s + j, dropoutP) holds, and
+ * scales kept ones by 1/(1 - dropoutP); forward and backward draw the same mask.
+ */
+export interface AttentionArgs {
+  n: number;
+  h: number;
+  l: number;
+  s: number;
+  d: number;
+  dv: number;
+  q: StridedView;
+  k: StridedView;
+  v: StridedView;
+  bias: StridedView | null;
+  causal: boolean;
+  scale: number;
+  dropoutP: number;
+  /** The dropout seed as two unsigned 32-bit halves. */
+  seedLo: number;
+  seedHi: number;
+}
+
 export interface Backend {
   readonly name: string;
 
@@ -394,4 +421,14 @@ export interface Backend {
 
   /** out = a·sa[ch] + b·sb[ch] + shift[ch] over contiguous [n, c, l] arrays (b and sb null: no b term). */
   channelAffine(a: TypedArray, b: TypedArray | null, n: number, c: number, l: number, sa: Float64Array, sb: Float64Array | null, shift: Float64Array, out: TypedArray): void;
+
+  /**
+   * Fused attention forward: out [n, h, l, dv] and lse [n, h, l] (log of each row's softmax
+   * denominator, for the backward), both contiguous. A row that sees no key gives NaN, as the
+   * composed softmax does.
+   */
+  attention(args: AttentionArgs, out: TypedArray, lse: TypedArray): void;
+
+  /** Its gradients from out, lse and dout [n, h, l, dv]: dq, dk, dv contiguous, overwritten. */
+  attentionBackward(args: AttentionArgs, out: TypedArray, dout: TypedArray, lse: TypedArray, dq: TypedArray, dk: TypedArray, dv: TypedArray): void;
 }

@@ -80,10 +80,12 @@ export interface AttentionOptions {
  * softmax(q·kᵀ/√d + bias)·v for q [N, H, L, d], k and v [N, H, S, d]. Returns the output
  * [N, H, L, d] and the attention weights [N, H, L, S] (after dropout, as PyTorch returns them).
  * The scale is applied to q, as PyTorch 1.13 does, which is the smaller of q and the scores.
+ * Composed from matmul and softmax because it returns the weights; without them, use the fused
+ * nn.functional.scaledDotProductAttention.
  */
-export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): { output: Tensor; weights: Tensor } {
+export function attentionWithWeights(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions = {}): { output: Tensor; weights: Tensor } {
   // bfloat16 as PyTorch's fused kernel: scores, softmax and products in float32, rounded once.
-  if (hasBFloat16(q, k, v, options)) return inFloat32(scaledDotProductAttention, [q, k, v, options]);
+  if (hasBFloat16(q, k, v, options)) return inFloat32(attentionWithWeights, [q, k, v, options]);
   const d = q.shape[q.ndim - 1];
   let scores = matmul(mul(q, 1 / Math.sqrt(d)), transpose(k, -2, -1));
   if (options.bias) scores = add(scores, options.bias);

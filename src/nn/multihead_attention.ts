@@ -5,7 +5,8 @@ import type { Tensor } from "../tensor/tensor.js";
 import { empty } from "../ops/creation.js";
 import { linear } from "../ops/linear.js";
 import { narrow, permute, reshape, transpose } from "../ops/view.js";
-import { attentionBias, averageHeads, scaledDotProductAttention, type AttentionMasks } from "./attention.js";
+import { scaledDotProductAttention } from "../ops/attention.js";
+import { attentionBias, attentionWithWeights, averageHeads, type AttentionMasks } from "./attention.js";
 import { constant_, xavierUniform_ } from "./init.js";
 import { Linear } from "./linear.js";
 import { Module } from "./module.js";
@@ -118,17 +119,23 @@ export class MultiheadAttention extends Module {
     }
     const [q, k, v] = this.project(q0, k0, v0);
     const heads = (t: Tensor, len: number) => permute(reshape(t, [n, len, this.numHeads, this.headDim]), [0, 2, 1, 3]);
-    const bias = attentionBias(n, this.numHeads, l, s, q.dtype, options);
-    const { output, weights } = scaledDotProductAttention(heads(q, l), heads(k, s), heads(v, s), {
-      bias,
-      dropoutP: this.dropout,
-      training: this.training,
-      generator: this.generator,
-    });
+    const needWeights = options.needWeights ?? true;
+    const dropoutP = this.training ? this.dropout : 0;
+    let output: Tensor;
+    let w: Tensor | null = null;
+    if (needWeights) {
+      const bias = attentionBias(n, this.numHeads, l, s, q.dtype, options);
+      const r = attentionWithWeights(heads(q, l), heads(k, s), heads(v, s), { bias, dropoutP, generator: this.generator });
+      output = r.output;
+      w = (options.averageAttnWeights ?? true) ? averageHeads(r.weights) : r.weights;
+    } else {
+      // The fused kernel; a lone causal flag stays a flag so that no [L, S] mask is built.
+      const onlyCausal = options.isCausal === true && !options.attnMask && !options.keyPaddingMask;
+      const bias = onlyCausal ? null : attentionBias(n, this.numHeads, l, s, q.dtype, options);
+      output = scaledDotProductAttention(heads(q, l), heads(k, s), heads(v, s), { attnMask: bias, isCausal: onlyCausal, dropoutP, generator: this.generator });
+    }
     const merged = reshape(permute(output, [0, 2, 1, 3]), [n, l, e]);
     const out = this.out_proj.call(merged);
-    const needWeights = options.needWeights ?? true;
-    const w = needWeights ? ((options.averageAttnWeights ?? true) ? averageHeads(weights) : weights) : null;
     return [this.batchFirst ? out : transpose(out, 0, 1), w];
   }
 

@@ -92,6 +92,11 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 50, n: 100, k: 300, transA: false, transB: true },
       { batch: 1, m: 145, n: 33, k: 257, transA: true, transB: true, alpha: 0.5, beta: 0.5 },
       { batch: 2, m: 13, n: 49, k: 520, transA: false, transB: true, broadcastB: true },
+      // One and two rows take the unpacked row-times-matrix path (generation's vocabulary projection).
+      { batch: 1, m: 1, n: 3001, k: 383, transA: false, transB: true },
+      { batch: 1, m: 1, n: 2999, k: 130, transA: true, transB: false, alpha: 0.5, beta: 0.25 },
+      { batch: 3, m: 2, n: 517, k: 67, transA: false, transB: true, broadcastB: true, beta: 1 },
+      { batch: 2, m: 2, n: 70, k: 301, transA: true, transB: false, broadcastA: true, alpha: -2 },
     ];
     forEachIsa((isa) => {
       for (const [i, c] of cases.entries()) check(c, FLOAT_TYPES[i % 2], rng, isa);

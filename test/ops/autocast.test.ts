@@ -19,6 +19,7 @@ import {
   type Tensor,
 } from "../../src/index.js";
 import { scaledDotProductAttention } from "../../src/nn/functional.js";
+import { attentionWithWeights } from "../../src/nn/attention.js";
 
 const round = (t: Tensor) => t.to("bfloat16").float();
 const values = (t: Tensor) => Array.from(t.float().contiguous().storage.data as Float32Array).slice(0, t.numel);
@@ -67,11 +68,16 @@ describe("autocast", () => {
 
   it("runs attention's products in bfloat16 and its softmax in float32", () => {
     const q = randn([2, 3, 8, 16]), k = randn([2, 3, 10, 16]), v = randn([2, 3, 10, 16]);
-    const low = autocast("bfloat16", () => scaledDotProductAttention(q, k, v));
-    const full = scaledDotProductAttention(q, k, v);
+    const low = autocast("bfloat16", () => attentionWithWeights(q, k, v));
+    const full = attentionWithWeights(q, k, v);
     assert.equal(low.output.dtype, "float32");
     assertClose(low.weights, full.weights, 4 * BF16, "attention weights");
     assertClose(low.output, full.output, 4 * BF16, "attention output");
+    // The fused op routes its products through the bfloat16 GEMM too: the same values as composed.
+    const fused = autocast("bfloat16", () => scaledDotProductAttention(q, k, v));
+    assert.equal(fused.dtype, "float32");
+    assertClose(fused, low.output, F32, "fused under autocast vs composed under autocast");
+    assert.ok(values(fused).some((x, i) => x !== values(scaledDotProductAttention(q, k, v))[i]), "autocast changes the fused result");
   });
 
   it("leaves softmax, layer norm, reductions and losses in float32, unchanged", () => {

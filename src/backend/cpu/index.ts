@@ -2,6 +2,7 @@ import type { AdamArgs, Backend, MatmulArgs, ReduceOp, SgdArgs, StridedView, Typ
 import { referenceBackend } from "../reference/index.js";
 import { checkMatmul, checkRun, checkView, isFloatArray, numelOf, sameType } from "./checks.js";
 import { convMethods, type NativeConvKernels } from "./conv.js";
+import { attentionMethods, type NativeAttentionKernels } from "./attention.js";
 import { extraMethods, type NativeExtraKernels } from "./extra.js";
 import { encodeFill } from "./fill.js";
 import { applyIsaFromEnv } from "./isa.js";
@@ -291,6 +292,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
 
     ...extraMethods(addon as unknown as NativeExtraKernels),
     ...convMethods(addon as unknown as NativeConvKernels),
+    ...attentionMethods(addon as unknown as NativeAttentionKernels),
   };
 }
 

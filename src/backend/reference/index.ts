@@ -1,6 +1,7 @@
 import type { Backend } from "../backend.js";
 import { avgPool2d, avgPool2dBackward, channelAffine, channelSums, conv2d, conv2dBackwardInput, conv2dBackwardWeight, maxPool2d } from "./conv.js";
 import { binary, unary, unaryGrad, where } from "./elementwise.js";
+import { attention, attentionBackward } from "./attention.js";
 import { atan2, cumulative, scatterReduce, sort, unaryMath } from "./extra.js";
 import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
 import { matmul } from "./matmul.js";
@@ -52,6 +53,8 @@ export const referenceBackend: Backend = {
   avgPool2dBackward,
   channelSums,
   channelAffine,
+  attention,
+  attentionBackward,
 };
 
 export { bf16ToFloat, floatToBf16 } from "./convert.js";
