@@ -7,6 +7,7 @@
 import { Tensor } from "../tensor/tensor.js";
 import { resultType } from "../tensor/dtype.js";
 import { to } from "./creation.js";
+import { isAutocastEnabled } from "./autocast.js";
 
 /** True when any argument (or an element of an array argument, or a value of an options object) is a bfloat16 tensor. */
 export function hasBFloat16(...args: unknown[]): boolean {
@@ -16,6 +17,15 @@ export function hasBFloat16(...args: unknown[]): boolean {
     if (a && typeof a === "object") return Object.values(a).some((v) => v instanceof Tensor && v.dtype === "bfloat16");
     return false;
   });
+}
+
+/**
+ * hasBFloat16 for the ops autocast also decides (products, softmax, layer norm, cross entropy):
+ * inside an autocast region its own casts apply (bfloat16 GEMM, float32 results), so the plain
+ * widen-and-round-back rule holds only outside one.
+ */
+export function hasBFloat16OutsideAutocast(...args: unknown[]): boolean {
+  return !isAutocastEnabled() && hasBFloat16(...args);
 }
 
 function tensorsIn(args: readonly unknown[]): Tensor[] {

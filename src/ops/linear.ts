@@ -9,7 +9,7 @@ import { backwardProduct } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape, transpose } from "./view.js";
-import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 /**
  * y = x·Wᵀ + b (torch.nn.functional.linear) for x of [..., in], W of [out, in], b of [out].
@@ -17,7 +17,7 @@ import { hasBFloat16, inFloat32 } from "./bfloat16.js";
  * backward uses W and x in place through transposed strides, so neither is ever copied.
  */
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
-  if (hasBFloat16(x, weight, bias)) {
+  if (hasBFloat16OutsideAutocast(x, weight, bias)) {
     assertSameDType(x, weight, "linear");
     if (bias) assertSameDType(x, bias, "linear");
     return inFloat32(linear, [x, weight, bias]);

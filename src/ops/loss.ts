@@ -10,7 +10,7 @@ import { logSoftmax } from "./softmax.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData } from "./util.js";
 import { reshape, squeeze, unsqueeze } from "./view.js";
 import { checkArity, checkOptions } from "../util/options.js";
-import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 export type Reduction = "mean" | "sum" | "none";
 
@@ -37,7 +37,7 @@ function checkReduction(reduction: string, op: string): Reduction {
  * Composed of logSoftmax, gather and arithmetic, so autograd supplies the gradient.
  */
 export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntropyOptions = {}): Tensor {
-  if (hasBFloat16(input, target, options)) return inFloat32(crossEntropy, [input, target, options]);
+  if (hasBFloat16OutsideAutocast(input, target, options)) return inFloat32(crossEntropy, [input, target, options]);
   checkArity("crossEntropy", arguments, 3, "crossEntropy(input, target, { weight, ignoreIndex, reduction, labelSmoothing })");
   checkOptions("crossEntropy", options, ["weight", "ignoreIndex", "reduction", "labelSmoothing"]);
   assertTensor(input, "crossEntropy");

@@ -7,7 +7,7 @@ import { to } from "./creation.js";
 import { sumToShape } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { expand, reshape, squeeze, transpose, unsqueeze } from "./view.js";
-import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 /** Row and column strides of the last two dims, or null when neither is unit (needs a copy). */
 function matrixStrides(t: Tensor): [number, number] | null {
@@ -98,7 +98,7 @@ function batchedMatmul(a: Tensor, b: Tensor, lowp = false): Tensor {
 
 /** torch.matmul: dot, matrix-vector, matrix-matrix and batched products with broadcasting. */
 export function matmul(a: Tensor, b: Tensor): Tensor {
-  if (hasBFloat16(a, b)) {
+  if (hasBFloat16OutsideAutocast(a, b)) {
     assertSameDType(a, b, "matmul");
     return inFloat32(matmul, [a, b]);
   }
@@ -153,7 +153,7 @@ export function backwardProduct(a: Tensor, b: Tensor, lowp: boolean): Tensor {
 
 /** torch.mm: strictly 2-D. */
 export function mm(a: Tensor, b: Tensor): Tensor {
-  if (hasBFloat16(a, b)) {
+  if (hasBFloat16OutsideAutocast(a, b)) {
     assertSameDType(a, b, "mm");
     return inFloat32(mm, [a, b]);
   }
@@ -163,7 +163,7 @@ export function mm(a: Tensor, b: Tensor): Tensor {
 
 /** torch.bmm: strictly 3-D with equal batch sizes. */
 export function bmm(a: Tensor, b: Tensor): Tensor {
-  if (hasBFloat16(a, b)) {
+  if (hasBFloat16OutsideAutocast(a, b)) {
     assertSameDType(a, b, "bmm");
     return inFloat32(bmm, [a, b]);
   }

@@ -8,14 +8,14 @@ import { add, mul, rsqrt, sub } from "./elementwise.js";
 import { mean, sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
-import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 /**
  * torch.nn.functional.layer_norm: normalises over the trailing `normalizedShape` dims with the
  * biased variance, then scales by weight and shifts by bias (both of `normalizedShape`, optional).
  */
 export function layerNorm(x: Tensor, normalizedShape: readonly number[], weight?: Tensor | null, bias?: Tensor | null, eps = 1e-5): Tensor {
-  if (hasBFloat16(x, normalizedShape, weight, bias, eps)) return inFloat32(layerNorm, [x, normalizedShape, weight, bias, eps]);
+  if (hasBFloat16OutsideAutocast(x, normalizedShape, weight, bias, eps)) return inFloat32(layerNorm, [x, normalizedShape, weight, bias, eps]);
   assertTensor(x, "layerNorm");
   [x, weight, bias] = [autocastFloat32(x), autocastFloat32(weight), autocastFloat32(bias)];
   assertFloating(x, "layerNorm");

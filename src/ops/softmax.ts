@@ -9,7 +9,7 @@ import { installMethods } from "./install.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertTensor, contiguousData, emptyTensor, viewOf } from "./util.js";
 import { transpose } from "./view.js";
-import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
@@ -66,13 +66,13 @@ function softmaxImpl(x: Tensor, dim: number, log: boolean): Tensor {
 
 /** exp(x) / Σ exp(x) along dim, computed with the maximum subtracted so that large inputs do not overflow. */
 export function softmax(x: Tensor, dim: number): Tensor {
-  if (hasBFloat16(x, dim)) return inFloat32(softmax, [x, dim]);
+  if (hasBFloat16OutsideAutocast(x, dim)) return inFloat32(softmax, [x, dim]);
   return softmaxImpl(x, dim, false);
 }
 
 /** log(softmax(x)) along dim, computed as x − max − log Σ exp(x − max). */
 export function logSoftmax(x: Tensor, dim: number): Tensor {
-  if (hasBFloat16(x, dim)) return inFloat32(logSoftmax, [x, dim]);
+  if (hasBFloat16OutsideAutocast(x, dim)) return inFloat32(logSoftmax, [x, dim]);
   return softmaxImpl(x, dim, true);
 }
 

@@ -20,8 +20,10 @@ test("on 3 ranks the Trainer takes the one-process steps of the global batch, an
       assert.equal(o.losses.length, 8, "16 samples a rank, batches of 4, 2 epochs");
       assertClose(o.losses, o.handLosses, 1e-5, 1e-4, `rank ${o.rank} losses`);
       assert.ok(o.maxWeightDiff < 1e-4, `rank ${o.rank}: weights differ from the one-process loop by ${o.maxWeightDiff}`);
-      // Logits of each sample come from the same model on one rank: the gather must be exact and in order.
-      assert.deepEqual(o.predictions, o.singlePredictions);
+      // Logits of each sample come from the same model on one rank, so the gather must bring every
+      // sample back once and in order; they match to rounding only, because a rank's eval batch has
+      // other rows than the one-process batch and the GEMM sums a few-row batch in another order.
+      assertClose(o.predictions, o.singlePredictions, 1e-6, 1e-6, `rank ${o.rank} predictions`);
       assert.equal(o.testAccuracy, o.singleAccuracy);
       assertClose(o.testLoss, o.singleLoss, 1e-6, 1e-6, "test loss");
     }

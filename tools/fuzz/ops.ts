@@ -171,7 +171,8 @@ export const OPS: Record<string, OpCall> = {
   scatter_: (a) => a[0].scatter_(a[1], a[2], a[3]),
   scatterValue_: (a) => a[0].scatter_(a[1], a[2], a[3]),
   scatterReduce_: (a, k) => a[0].scatterReduce_(a[1], a[2], a[3], a[4], k),
-  scaledDotProductAttention: (a, k) => rt.nn.functional.scaledDotProductAttention(a[0], a[1], a[2], k),
+  // The generator's `bias` is PyTorch's additive float attn_mask.
+  scaledDotProductAttention: (a, k) => rt.nn.functional.scaledDotProductAttention(a[0], a[1], a[2], k.bias === undefined ? {} : { attnMask: k.bias }),
   toAny: (a) => rt.to(a[0], a[1]),
   fullAny: (a, k) => rt.full(a[0], a[1], k),
   inplaceBf16: (a) => a[0][a[2]](a[1]),
