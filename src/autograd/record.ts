@@ -27,6 +27,14 @@ export function needsGrad(inputs: readonly (Tensor | null | undefined)[]): boole
 }
 
 /**
+ * needsGrad for one or two inputs without building an array: ops on the hot path test this before
+ * making their backward closure, so that a call outside autograd allocates nothing for it.
+ */
+export function needsGradOf(a: Tensor, b?: Tensor): boolean {
+  return (a.requiresGrad || (b !== undefined && b.requiresGrad)) && isGradEnabled();
+}
+
+/**
  * Attaches a graph node to `out` when grad mode is on and an input requires grad.
  * `backward` receives d(loss)/d(out) and returns one gradient (or null) per input, in order;
  * it should capture only what the formula needs, and list in `saved` the tensors whose

@@ -16,7 +16,7 @@ export class Parameter extends Tensor {
   }
 }
 
-type Layout = { storage: Tensor["storage"]; shape: Tensor["shape"]; strides: Tensor["strides"]; offset: number; dtype: Tensor["dtype"] };
+type Layout = { storage: Tensor["storage"]; shape: Tensor["shape"]; strides: Tensor["strides"]; offset: number; dtype: Tensor["dtype"]; numel: number; denseFlag: number };
 
 /**
  * Points an existing tensor at new memory, keeping its identity (torch's `param.data = value`).
@@ -29,4 +29,6 @@ export function replaceData(target: Tensor, value: Tensor): void {
   t.strides = value.strides;
   t.offset = value.offset;
   t.dtype = value.dtype;
+  t.numel = value.numel;
+  t.denseFlag = -1; // Tensor's cached layout test, to be redone for the new layout
 }

@@ -1,15 +1,15 @@
 import type { BinaryOp, UnaryGradOp, UnaryOp } from "../backend/backend.js";
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
-import { record } from "../autograd/record.js";
+import { needsGradOf, record } from "../autograd/record.js";
 import { canCast, isFloating, resultType, type DType } from "../tensor/dtype.js";
-import { broadcastShapes, broadcastStrides, formatShape } from "../tensor/shape.js";
+import { broadcastShapes, broadcastStrides, formatShape, shapesEqual } from "../tensor/shape.js";
 import { allocate } from "../tensor/storage.js";
 import { Tensor, denseData } from "../tensor/tensor.js";
 import { to, zeros } from "./creation.js";
 import { sumToShape } from "./reduction.js";
 import { inFloat32 } from "./bfloat16.js";
-import { assertFloating, assertTensor, beginInPlace, contiguousData, emptyTensor, viewOf, writeInto } from "./util.js";
+import { assertFloating, assertTensor, beginInPlace, contiguousData, emptyLike, emptyTensor, viewOf, writeInto } from "./util.js";
 
 export type Operand = Tensor | number;
 
@@ -26,6 +26,7 @@ export function scalarTensor(value: number, dtype: DType): Tensor {
 
 /** Brings both operands to their result dtype (PyTorch's type promotion, see resultType). */
 function operands(a: Operand, b: Operand, op: string): [Tensor, Tensor] {
+  if (a instanceof Tensor && b instanceof Tensor && a.dtype === b.dtype) return [a, b];
   if (typeof a === "number" && typeof b === "number") throw new TypeError(`${op}: expected at least one Tensor operand, got two numbers`);
   if (typeof a !== "number") assertTensor(a, op);
   if (typeof b !== "number") assertTensor(b, op, "other");
@@ -45,6 +46,8 @@ function refuseBool(op: string, ...values: Operand[]): void {
 /** On bool, add and maximum are logical or; mul and minimum logical and (the result stays 0/1). */
 const BOOL_OPS: Partial<Record<BinaryOp, BinaryOp>> = { add: "logical_or", maximum: "logical_or", mul: "logical_and", minimum: "logical_and" };
 
+const UNIT_STRIDE: readonly number[] = Object.freeze([1]);
+
 /** The forward of a binary op over broadcast shapes, recording nothing. */
 function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, name: string): Tensor {
   if (a.dtype === "bfloat16") {
@@ -53,6 +56,14 @@ function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, name: string): Tensor {
     return COMPARISONS.has(op) ? out : contiguousData(out, "bfloat16");
   }
   if (a.dtype === "bool") op = BOOL_OPS[op] ?? op;
+  // Same shape, both dense: one flat run, with no broadcast strides to work out.
+  if (a.hasDenseStrides() && b.hasDenseStrides() && shapesEqual(a.shape, b.shape)) {
+    const out = emptyLike(a, COMPARISONS.has(op) ? "bool" : a.dtype);
+    const va = { data: a.storage.data, offset: a.offset, strides: UNIT_STRIDE };
+    const vb = { data: b.storage.data, offset: b.offset, strides: UNIT_STRIDE };
+    getBackend().binary(op, va, vb, [a.numel], out.storage.data);
+    return out;
+  }
   const shape = broadcastShapes(a.shape, b.shape, name);
   const out = emptyTensor(COMPARISONS.has(op) ? "bool" : a.dtype, shape);
   const va = { data: a.storage.data, offset: a.offset, strides: broadcastStrides(a.shape, a.strides, shape) };
@@ -61,22 +72,55 @@ function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, name: string): Tensor {
   return out;
 }
 
+/**
+ * A dense float tensor and a number: the op runs as one scalar kernel (x + s, x · s), with no 0-d
+ * tensor made for the number. The kernel rounds s to the tensor's dtype first, as the 0-d tensor
+ * did, so results are the same bits.
+ */
+function scalarOperand(x: Operand, s: Operand): x is Tensor {
+  return typeof s === "number" && x instanceof Tensor && (x.dtype === "float32" || x.dtype === "float64") && x.hasDenseStrides();
+}
+
+function scalarRaw(op: "add_scalar" | "mul_scalar", x: Tensor, s: number): Tensor {
+  const out = emptyLike(x);
+  getBackend().unary(op, x.storage.data, x.offset, out.storage.data, x.numel, s);
+  return out;
+}
+
 export function add(a: Operand, b: Operand): Tensor {
+  if (scalarOperand(a, b) || scalarOperand(b, a)) {
+    const [x, s] = (typeof b === "number" ? [a, b] : [b, a]) as [Tensor, number];
+    const out = scalarRaw("add_scalar", x, s);
+    return needsGradOf(x) ? record(out, "AddBackward", [x], (g) => [g]) : out;
+  }
   const [x, y] = operands(a, b, "add");
   const out = binaryRaw("add", x, y, "add");
+  if (!needsGradOf(x, y)) return out;
   return record(out, "AddBackward", [x, y], (g) => [sumToShape(g, x.shape), sumToShape(g, y.shape)]);
 }
 
 export function sub(a: Operand, b: Operand): Tensor {
+  if (scalarOperand(a, b)) {
+    // x − s is x + (−s) exactly (IEEE subtraction is the addition of the negation).
+    const out = scalarRaw("add_scalar", a, -(b as number));
+    return needsGradOf(a) ? record(out, "SubBackward", [a], (g) => [g]) : out;
+  }
   refuseBool("sub", a, b);
   const [x, y] = operands(a, b, "sub");
   const out = binaryRaw("sub", x, y, "sub");
+  if (!needsGradOf(x, y)) return out;
   return record(out, "SubBackward", [x, y], (g) => [sumToShape(g, x.shape), y.requiresGrad ? sumToShape(neg(g), y.shape) : null]);
 }
 
 export function mul(a: Operand, b: Operand): Tensor {
+  if (scalarOperand(a, b) || scalarOperand(b, a)) {
+    const [x, s] = (typeof b === "number" ? [a, b] : [b, a]) as [Tensor, number];
+    const out = scalarRaw("mul_scalar", x, s);
+    return needsGradOf(x) ? record(out, "MulBackward", [x], (g) => [mul(g, s)]) : out;
+  }
   const [x, y] = operands(a, b, "mul");
   const out = binaryRaw("mul", x, y, "mul");
+  if (!needsGradOf(x, y)) return out;
   return record(
     out,
     "MulBackward",
@@ -214,7 +258,7 @@ export function maskedFill(t: Tensor, mask: Tensor, value: number): Tensor {
 function unaryRaw(op: UnaryOp, x: Tensor, p0?: number, p1?: number): Tensor {
   assertFloating(x, op);
   const src = contiguousData(x);
-  const out = emptyTensor(x.dtype, x.shape);
+  const out = emptyLike(src);
   getBackend().unary(op, src.storage.data, src.offset, out.storage.data, x.numel, p0, p1);
   return out;
 }
@@ -262,6 +306,7 @@ function unary(
     if (x.dtype === "int32" || x.dtype === "bool") return nonFloat(op, x, ints[0], ints[1], fn);
     if (x.dtype === "bfloat16") return inFloat32(fn, [x]);
     const y = unaryRaw(op, x);
+    if (!needsGradOf(x)) return y;
     const saved = saves === "x" ? contiguousData(x) : y;
     return record(
       y,

@@ -1,14 +1,37 @@
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
-import { record } from "../autograd/record.js";
+import { needsGrad, record } from "../autograd/record.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
+import type { TypedArray } from "../tensor/dtype.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { autocastFloat32 } from "./autocast.js";
 import { add, mul, rsqrt, sub } from "./elementwise.js";
 import { mean, sum } from "./reduction.js";
-import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
+import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyLike, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
 import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
+
+/**
+ * Where a forward that nobody will differentiate writes its per-row mean and rstd: grown as needed
+ * and reused, since only the backward reads them.
+ */
+const statsScratch = { float32: [new Float32Array(0), new Float32Array(0)], float64: [new Float64Array(0), new Float64Array(0)] };
+
+function scratchFor(dtype: "float32" | "float64", rows: number): TypedArray[] {
+  const pair = statsScratch[dtype];
+  if (pair[0].length < rows) {
+    const Ctor = dtype === "float32" ? Float32Array : Float64Array;
+    statsScratch[dtype] = [new Ctor(rows), new Ctor(rows)] as never;
+  }
+  return statsScratch[dtype];
+}
+
+/** The tensor's elements as one typed array (the storage's own when it covers it exactly). */
+function dataOf(t: Tensor | null): TypedArray | null {
+  if (!t) return null;
+  const d = t.storage.data;
+  return t.offset === 0 && t.numel === d.length ? d : (d.subarray(t.offset, t.offset + t.numel) as TypedArray);
+}
 
 /**
  * torch.nn.functional.layer_norm: normalises over the trailing `normalizedShape` dims with the
@@ -35,8 +58,12 @@ export function layerNorm(x: Tensor, normalizedShape: readonly number[], weight?
   const xc = contiguousData(x);
   const wc = weight ? contiguousData(weight) : null;
   const bc = bias ? contiguousData(bias) : null;
-  const dataOf = (t: Tensor | null) => (t ? t.storage.data.subarray(t.offset, t.offset + t.numel) : null);
-  const out = emptyTensor(x.dtype, x.shape);
+  const out = emptyLike(xc);
+  if (!needsGrad([x, weight, bias])) {
+    const [m, r] = scratchFor(x.dtype as "float32" | "float64", rows);
+    getBackend().layerNorm(dataOf(xc)!, rows, cols, dataOf(wc), dataOf(bc), eps, out.storage.data, m, r);
+    return out;
+  }
   const meanT = emptyTensor(x.dtype, [rows]);
   const rstdT = emptyTensor(x.dtype, [rows]);
   getBackend().layerNorm(dataOf(xc)!, rows, cols, dataOf(wc), dataOf(bc), eps, out.storage.data, meanT.storage.data, rstdT.storage.data);

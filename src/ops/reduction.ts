@@ -1,5 +1,5 @@
 import { getBackend } from "../backend/index.js";
-import { record } from "../autograd/record.js";
+import { needsGradOf, record } from "../autograd/record.js";
 import { formatShape, normalizeDim, shapesEqual, type Shape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { expand, reshape } from "./view.js";
@@ -48,6 +48,12 @@ function sumAxis(x: Tensor, dim: number): Tensor {
 export function sum(x: Tensor, dim?: Dims, keepdim = false): Tensor {
   if (hasBFloat16(x, dim, keepdim)) return inFloat32(sum, [x, dim, keepdim]);
   assertTensor(x, "sum");
+  // The whole of a dense float vector: one kernel call into a 0-d tensor (the same single pass as below).
+  if (dim === undefined && !keepdim && x.ndim === 1 && (x.dtype === "float32" || x.dtype === "float64") && x.hasDenseStrides()) {
+    const out = emptyTensor(x.dtype, []);
+    getBackend().reduce("sum", x.storage.data, x.offset, 1, x.numel, 1, out.storage.data, null);
+    return needsGradOf(x) ? record(out, "SumBackward", [x], (g) => [expand(reshape(g, [1]), x.shape)]) : out;
+  }
   const dims = reductionDims(dim, x.ndim, "sum");
   let acc = contiguousData(x, x.dtype === "bool" ? "int32" : x.dtype);
   // Reducing the highest dim first keeps every intermediate contiguous.

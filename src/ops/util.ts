@@ -2,7 +2,7 @@ import type { StridedView } from "../backend/backend.js";
 import { getBackend } from "../backend/index.js";
 import type { DType } from "../tensor/dtype.js";
 import { allocate, inferenceState } from "../tensor/storage.js";
-import { Tensor } from "../tensor/tensor.js";
+import { SHARED_LAYOUT, Tensor } from "../tensor/tensor.js";
 import { formatShape, type Shape } from "../tensor/shape.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
 
@@ -18,11 +18,21 @@ export function emptyTensor(dtype: DType, shape: Shape): Tensor {
   return new Tensor(allocate(dtype, n, false), shape);
 }
 
+/**
+ * A new tensor of x's shape whose contents the caller will overwrite. When x's strides are the dense
+ * ones of its shape, the new tensor shares x's (frozen) shape and strides arrays: an elementwise
+ * op's output then costs one allocation of memory and no layout arrays.
+ */
+export function emptyLike(x: Tensor, dtype: DType = x.dtype): Tensor {
+  if (x.hasDenseStrides()) return new Tensor(allocate(dtype, x.numel, false), x.shape, x.strides, 0, SHARED_LAYOUT);
+  return emptyTensor(dtype, x.shape);
+}
+
 /** t itself when contiguous and of `dtype`, else a contiguous copy (no autograd recording). */
 export function contiguousData(t: Tensor, dtype: DType = t.dtype): Tensor {
   // An empty view may sit at an offset past its storage's end; kernels get a fresh empty tensor.
   if (t.numel === 0) return emptyTensor(dtype, t.shape);
-  if (t.dtype === dtype && t.isContiguous()) return t;
+  if (t.dtype === dtype && (t.hasDenseStrides() || t.isContiguous())) return t;
   const out = emptyTensor(dtype, t.shape);
   getBackend().copy(viewOf(t), t.shape, out.storage.data, 0);
   return out;

@@ -13,6 +13,13 @@ export interface GradFn {
 export type NestedArray = number | NestedArray[];
 
 /**
+ * Passed as the constructor's last argument by code that hands over shape and strides arrays that
+ * are already frozen (another tensor's): they are shared instead of copied. Layouts never change
+ * after construction, so sharing them is safe; it spares two arrays per op on the hot path.
+ */
+export const SHARED_LAYOUT: unique symbol = Symbol("shared layout");
+
+/**
  * A view of a Storage: shape, strides and offset (the layout) are kept apart from the memory,
  * so views (`view`, `transpose`, slicing, `expand`, …) only make a new layout.
  *
@@ -25,6 +32,8 @@ export class Tensor {
   readonly strides: readonly number[];
   readonly offset: number;
   readonly dtype: DType;
+  /** The number of elements (the product of the shape). */
+  readonly numel: number;
 
   /** The accumulated gradient of a leaf (or of a non-leaf after retainGrad()). */
   grad: Tensor | null = null;
@@ -34,16 +43,43 @@ export class Tensor {
   /** Autograd bookkeeping (accumulator node of a leaf, hooks); owned by `autograd/`. */
   autogradMeta: unknown = null;
 
-  constructor(storage: Storage, shape: Shape, strides?: Shape, offset = 0) {
+  /** 1: the strides are the dense row-major ones of the shape; 0: they are not; -1: not yet known. */
+  private denseFlag = -1;
+
+  constructor(storage: Storage, shape: Shape, strides?: Shape, offset = 0, layout?: typeof SHARED_LAYOUT) {
     this.storage = storage;
     this.dtype = storage.dtype;
-    this.shape = Object.freeze([...shape]);
-    this.strides = Object.freeze(strides ? [...strides] : contiguousStrides(shape));
+    if (layout === SHARED_LAYOUT && strides) {
+      this.shape = shape;
+      this.strides = strides;
+    } else {
+      this.shape = Object.freeze([...shape]);
+      this.strides = Object.freeze(strides ? [...strides] : contiguousStrides(shape));
+      if (!strides) this.denseFlag = 1;
+    }
     this.offset = offset;
+    this.numel = numelOf(this.shape);
   }
 
-  get numel(): number {
-    return numelOf(this.shape);
+  /**
+   * True when the strides are exactly the row-major ones of the shape (contiguous, and size-1 dims
+   * carry their canonical stride too), so that a fresh tensor of this shape may share them.
+   * Cached: a tensor's layout never changes.
+   */
+  hasDenseStrides(): boolean {
+    if (this.denseFlag < 0) {
+      let expected = 1;
+      let dense = 1;
+      for (let i = this.shape.length - 1; i >= 0; i--) {
+        if (this.strides[i] !== expected) {
+          dense = 0;
+          break;
+        }
+        expected *= Math.max(this.shape[i], 1);
+      }
+      this.denseFlag = dense;
+    }
+    return this.denseFlag === 1;
   }
 
   get ndim(): number {
