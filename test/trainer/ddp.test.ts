@@ -23,7 +23,7 @@ test("on 3 ranks the Trainer takes the one-process steps of the global batch, an
       // Logits of each sample come from the same model on one rank, so the gather must bring every
       // sample back once and in order; they match to rounding only, because a rank's eval batch has
       // other rows than the one-process batch and the GEMM sums a few-row batch in another order.
-      assertClose(o.predictions as number[][], o.singlePredictions, 1e-6, 1e-6, `rank ${o.rank} predictions`);
+      assertClose(o.predictions as number[], o.singlePredictions, 1e-6, 1e-6, `rank ${o.rank} predictions`);
       assert.equal(o.testAccuracy, o.singleAccuracy);
       assertClose(o.testLoss, o.singleLoss, 1e-6, 1e-6, "test loss");
     }
