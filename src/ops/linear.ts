@@ -9,7 +9,6 @@ import { backwardProduct } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape, transpose } from "./view.js";
-import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 /**
  * y = x·Wᵀ + b (torch.nn.functional.linear) for x of [..., in], W of [out, in], b of [out].
@@ -17,11 +16,6 @@ import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.j
  * backward uses W and x in place through transposed strides, so neither is ever copied.
  */
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
-  if (hasBFloat16OutsideAutocast(x, weight, bias)) {
-    assertSameDType(x, weight, "linear");
-    if (bias) assertSameDType(x, bias, "linear");
-    return inFloat32(linear, [x, weight, bias]);
-  }
   assertTensor(x, "linear");
   assertTensor(weight, "linear", "weight");
   const integral = x.dtype === "int32" || (x.dtype === "bool" && (x.numel === 0 || weight.numel === 0));

@@ -7,7 +7,6 @@ import { to } from "./creation.js";
 import { sumToShape } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { expand, reshape, squeeze, transpose, unsqueeze } from "./view.js";
-import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 /** Row and column strides of the last two dims, or null when neither is unit (needs a copy). */
 function matrixStrides(t: Tensor): [number, number] | null {
@@ -98,10 +97,6 @@ function batchedMatmul(a: Tensor, b: Tensor, lowp = false): Tensor {
 
 /** torch.matmul: dot, matrix-vector, matrix-matrix and batched products with broadcasting. */
 export function matmul(a: Tensor, b: Tensor): Tensor {
-  if (hasBFloat16OutsideAutocast(a, b)) {
-    assertSameDType(a, b, "matmul");
-    return inFloat32(matmul, [a, b]);
-  }
   assertTensor(a, "matmul");
   assertTensor(b, "matmul", "other");
   const boolDot = a.dtype === "bool" && a.ndim === 1 && b.ndim === 1;
@@ -153,20 +148,12 @@ export function backwardProduct(a: Tensor, b: Tensor, lowp: boolean): Tensor {
 
 /** torch.mm: strictly 2-D. */
 export function mm(a: Tensor, b: Tensor): Tensor {
-  if (hasBFloat16OutsideAutocast(a, b)) {
-    assertSameDType(a, b, "mm");
-    return inFloat32(mm, [a, b]);
-  }
   if (a.ndim !== 2 || b.ndim !== 2) throw new RangeError(`mm: expected 2-D tensors, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
   return matmul(a, b);
 }
 
 /** torch.bmm: strictly 3-D with equal batch sizes. */
 export function bmm(a: Tensor, b: Tensor): Tensor {
-  if (hasBFloat16OutsideAutocast(a, b)) {
-    assertSameDType(a, b, "bmm");
-    return inFloat32(bmm, [a, b]);
-  }
   if (a.ndim !== 3 || b.ndim !== 3 || a.shape[0] !== b.shape[0]) {
     throw new RangeError(`bmm: expected 3-D tensors with the same batch size, got ${formatShape(a.shape)} and ${formatShape(b.shape)}`);
   }

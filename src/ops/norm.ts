@@ -9,7 +9,7 @@ import { add, mul, rsqrt, sub } from "./elementwise.js";
 import { mean, sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyLike, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
-import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 /**
  * Where a forward that nobody will differentiate writes its per-row mean and rstd: grown as needed

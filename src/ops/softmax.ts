@@ -9,7 +9,7 @@ import { installMethods } from "./install.js";
 import { sum } from "./reduction.js";
 import { assertFloating, assertTensor, contiguousData, emptyTensor, viewOf } from "./util.js";
 import { transpose } from "./view.js";
-import { hasBFloat16, hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
+import { hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
 declare module "../tensor/tensor.js" {
   interface Tensor {
