@@ -21,10 +21,12 @@ void MaxPoolRow(const MaxPoolGeometry& g, const T* src, int64_t i, T* o, int32_t
   while (h0 < 0) h0 += g.dh;
   for (int64_t j = 0; j < OW; j++) {
     int64_t w0 = j * SW - g.pw;
+    const int64_t w1 = std::min(w0 + (g.kw - 1) * g.dw + 1, W);
     while (w0 < 0) w0 += g.dw;
-    // PyTorch's rule: the index starts at the window's first in-range position.
+    // PyTorch's rule: the index starts at the window's first in-range position. A window with none
+    // (wholly in the padding) gets -1, where PyTorch's would point past the window.
     o[j] = -std::numeric_limits<T>::infinity();
-    ix[j] = int32_t(h0 * W + w0);
+    ix[j] = h0 < h1 && w0 < w1 ? int32_t(h0 * W + w0) : -1;
   }
   for (int64_t a = h0; a < h1; a += g.dh) {
     const T* row = src + a * W;

@@ -9,6 +9,9 @@ import { add, mul, rsqrt, sub } from "./elementwise.js";
 import { mean, sum } from "./reduction.js";
 import { assertFloating, assertSameDType, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { noGrad } from "../autograd/grad_mode.js";
+import { to } from "./creation.js";
 
 /**
  * Sums a Float64Array over every rank in place (an all-reduce with SUM). Batch norm calls it once in
@@ -43,6 +46,7 @@ export function batchNorm(x: Tensor, runningMean: Tensor | null, runningVar: Ten
 export function batchNormWith(x: Tensor, runningMean: Tensor | null, runningVar: Tensor | null, options: BatchNormOptions, across: CrossRankSum | null): Tensor {
   const where = across ? "syncBatchNorm" : "batchNorm";
   assertTensor(x, where);
+  if (hasBFloat16(x, runningMean, runningVar, options.weight, options.bias)) return inFloat32WithRunningStats(x, runningMean, runningVar, options, across);
   assertFloating(x, where);
   if (x.ndim < 2) throw new RangeError(`${where}: expected an input of shape [N, C, ...] (at least 2-d), got ${formatShape(x.shape)}`);
   const [n, c] = x.shape;
@@ -150,4 +154,19 @@ function composedBackward(g: Tensor, x: Tensor, weight: Tensor | null, bias: Ten
     gx = mul(gh, r);
   }
   return [x.requiresGrad ? gx : null, weight?.requiresGrad ? sum(mul(g, xhat), dims) : null, bias?.requiresGrad ? sum(g, dims) : null];
+}
+
+/**
+ * bfloat16 batch norm as PyTorch's CPU kernel: statistics and normalisation in float32, the output
+ * rounded once; bfloat16 running statistics are updated through float32 copies, rounded back in place.
+ */
+function inFloat32WithRunningStats(x: Tensor, runningMean: Tensor | null, runningVar: Tensor | null, options: BatchNormOptions, across: CrossRankSum | null): Tensor {
+  const wide = (t: Tensor | null) => (t && t.dtype === "bfloat16" ? noGrad(() => to(t, "float32")) : t);
+  const [rm, rv] = [wide(runningMean), wide(runningVar)];
+  const out = inFloat32((input: Tensor, o: BatchNormOptions) => batchNormWith(input, rm, rv, o, across), [x, { ...options }]);
+  noGrad(() => {
+    if (runningMean && rm && rm !== runningMean) runningMean.copy_(rm);
+    if (runningVar && rv && rv !== runningVar) runningVar.copy_(rv);
+  });
+  return out;
 }

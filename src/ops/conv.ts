@@ -5,6 +5,8 @@ import { checkOptions } from "../util/options.js";
 import { convForward } from "./conv_kernels.js";
 import { assertFloating, assertSameDType, assertTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { to } from "./creation.js";
 
 export type ConvPadding = number | readonly number[] | "same" | "valid";
 
@@ -61,6 +63,23 @@ export function conv1d(x: Tensor, weight: Tensor, bias?: Tensor | null, options:
 function convNd(where: string, dims: 1 | 2, x: Tensor, weight: Tensor, bias: Tensor | null, options: ConvOptions): Tensor {
   assertTensor(x, where);
   assertTensor(weight, where, "weight");
+  // bfloat16 as PyTorch's CPU convolution: float32 products and sums, rounded once; every operand
+  // must be bfloat16 then (PyTorch refuses a mixed input and weight).
+  if (hasBFloat16(x, weight, bias)) {
+    assertSameDType(x, weight, where);
+    if (bias) assertSameDType(x, bias, where);
+    return inFloat32((...a: [Tensor, Tensor, Tensor | null]) => convNd(where, dims, a[0], a[1], a[2], options), [x, weight, bias]);
+  }
+  // int32 convolves as PyTorch's slow integer path does, computed exactly in float64 (sums of int32
+  // products stay below 2^53 for any kernel that fits in memory) and converted back.
+  if (x.dtype === "int32") {
+    assertSameDType(x, weight, where);
+    const dilation = options.dilation ?? 1;
+    if ((Array.isArray(dilation) ? dilation : [dilation]).some((d) => d !== 1)) throw new TypeError(`${where}: dilated convolution of int32 tensors is not supported (as in PyTorch); convert to float32 first`);
+    if (bias) assertSameDType(x, bias, where);
+    const wide = (t: Tensor | null) => (t ? to(t, "float64") : null);
+    return to(convNd(where, dims, wide(x)!, wide(weight)!, wide(bias), options), "int32");
+  }
   checkOptions(where, options, CONV_KEYS);
   assertFloating(x, where);
   assertSameDType(x, weight, where);

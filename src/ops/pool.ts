@@ -2,12 +2,15 @@ import type { AvgPoolWindows, MaxPoolGeometry } from "../backend/backend.js";
 import { getBackend } from "../backend/index.js";
 import { record } from "../autograd/record.js";
 import { formatShape } from "../tensor/shape.js";
-import type { Tensor } from "../tensor/tensor.js";
+import { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { spatialTuple } from "./conv.js";
 import { gather } from "./gather.js";
 import { assertFloating, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
+import { hasBFloat16, inFloat32 } from "./bfloat16.js";
+import { to } from "./creation.js";
+import { lt, where as select } from "./elementwise.js";
 
 export interface MaxPool2dOptions {
   /** Default: the kernel size. */
@@ -60,6 +63,14 @@ export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], opt
 export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], options: MaxPool2dOptions & { returnIndices: true }): [Tensor, Tensor];
 export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], options: MaxPool2dOptions = {}): Tensor | [Tensor, Tensor] {
   const where = "maxPool2d";
+  // bfloat16 pools in float32 (exact: a maximum needs no rounding) and rounds back.
+  if (hasBFloat16(x)) return inFloat32(maxPool2d as (...a: unknown[]) => Tensor | [Tensor, Tensor], [x, kernelSize, options]);
+  // int32 maxima in float64 are exact; PyTorch pools integers too (not bool).
+  if (x instanceof Tensor && x.dtype === "int32") {
+    const r = maxPool2d(to(x, "float64"), kernelSize, { ...options, returnIndices: true });
+    const values = to(r[0], "int32");
+    return options.returnIndices ? [values, r[1]] : values;
+  }
   checkOptions(where, options, ["stride", "padding", "dilation", "ceilMode", "returnIndices"]);
   const { planes, h, w, lead } = planesOf(where, x);
   const kernel = spatialTuple(where, "kernelSize", kernelSize, 2, 1);
@@ -78,7 +89,11 @@ export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], opt
   const out = emptyTensor(x.dtype, [...lead, oh, ow]);
   const indices = emptyTensor("int32", [...lead, oh, ow]);
   getBackend().maxPool2d(g, xc.storage.data.subarray(xc.offset, xc.offset + xc.numel), out.storage.data, indices.storage.data as Int32Array);
-  record(out, "MaxPool2DWithIndicesBackward", [x], (grad) => [maxPoolBackward(grad, indices, x.shape, planes, h * w)]);
+  // With padding and ceil mode a window can lie wholly in the padding: its maximum is -inf at index
+  // -1, and its gradient goes nowhere (PyTorch writes it at an index past the window, even past
+  // the plane; see the README's differences).
+  const empty = windowMissesInput(h, oh, kernel[0], stride[0], pad[0], dilation[0]) || windowMissesInput(w, ow, kernel[1], stride[1], pad[1], dilation[1]);
+  record(out, "MaxPool2DWithIndicesBackward", [x], (grad) => [maxPoolBackward(grad, indices, x.shape, planes, h * w, empty)]);
   return options.returnIndices ? [out, indices] : out;
 }
 
@@ -86,7 +101,11 @@ export function maxPool2d(x: Tensor, kernelSize: number | readonly number[], opt
  * The gradient of max pooling: each window's gradient added at its maximum's position. Its own
  * gradient is a gather at the same positions (the public op, so higher orders work too).
  */
-function maxPoolBackward(grad: Tensor, indices: Tensor, inShape: readonly number[], planes: number, size: number): Tensor {
+function maxPoolBackward(grad: Tensor, indices: Tensor, inShape: readonly number[], planes: number, size: number, empty: boolean): Tensor {
+  if (empty) {
+    const missing = lt(indices, 0);
+    return maxPoolBackward(select(missing, 0, grad), select(missing, 0, indices), inShape, planes, size, false);
+  }
   const gc = contiguousData(grad);
   const out = emptyTensor(grad.dtype, inShape);
   const backend = getBackend();
@@ -94,6 +113,19 @@ function maxPoolBackward(grad: Tensor, indices: Tensor, inShape: readonly number
   const k = indices.numel / Math.max(1, planes);
   backend.scatterAdd(gc.storage.data.subarray(gc.offset, gc.offset + gc.numel), planes, size, 1, indices.storage.data as Int32Array, k, out.storage.data);
   return record(out, "MaxPool2DWithIndicesBackwardBackward", [grad], (h) => [reshape(gather(reshape(h, [planes, size]), 1, reshape(indices, [planes, k])), grad.shape)]);
+}
+
+/** Whether some window along one dim has no position inside the input (all in the padding). */
+function windowMissesInput(size: number, out: number, kernel: number, stride: number, pad: number, dilation: number): boolean {
+  for (let i = 0; i < out; i++) {
+    let inside = false;
+    for (let k = 0; k < kernel && !inside; k++) {
+      const at = i * stride - pad + k * dilation;
+      inside = at >= 0 && at < size;
+    }
+    if (!inside) return true;
+  }
+  return false;
 }
 
 function windowsOf(planes: number, h: number, w: number, rows: [number, number, number][], cols: [number, number, number][], divisor: (i: number, j: number) => number): AvgPoolWindows {
@@ -134,6 +166,7 @@ function windowAverageBackward(g: Tensor, win: AvgPoolWindows, inShape: readonly
 /** torch.nn.functional.avg_pool2d. */
 export function avgPool2d(x: Tensor, kernelSize: number | readonly number[], options: AvgPool2dOptions = {}): Tensor {
   const where = "avgPool2d";
+  if (hasBFloat16(x)) return inFloat32(avgPool2d, [x, kernelSize, options]);
   checkOptions(where, options, ["stride", "padding", "ceilMode", "countIncludePad", "divisorOverride"]);
   const { planes, h, w, lead } = planesOf(where, x);
   const kernel = spatialTuple(where, "kernelSize", kernelSize, 2, 1);
@@ -157,6 +190,7 @@ export function avgPool2d(x: Tensor, kernelSize: number | readonly number[], opt
 /** torch.nn.functional.adaptive_avg_pool2d: outputSize is one size, or [h, w] where null keeps that dim. */
 export function adaptiveAvgPool2d(x: Tensor, outputSize: number | readonly (number | null)[]): Tensor {
   const where = "adaptiveAvgPool2d";
+  if (hasBFloat16(x)) return inFloat32(adaptiveAvgPool2d, [x, outputSize]);
   const { planes, h, w, lead } = planesOf(where, x);
   const sizes = typeof outputSize === "number" ? [outputSize, outputSize] : Array.isArray(outputSize) && outputSize.length === 2 ? [outputSize[0] ?? h, outputSize[1] ?? w] : null;
   if (!sizes || sizes.some((s) => !Number.isInteger(s) || s < 0)) {

@@ -77,7 +77,10 @@ function moment(x: Tensor, dim: Dims, options: VarianceOptions, op: "var" | "std
     [x],
     (g) => {
       const gk = reshape(g, kept);
-      const centered = sub(x, mean(x, dims, true));
+      // The mean in float64, rounded once: equal float32 values then centre to exactly 0 (as PyTorch's
+      // cascade sum gives), where a float32 mean of many equal values can be off by an ulp and a
+      // negative divisor would turn that ulp into ±1e13.
+      const centered = sub(x, x.dtype === "float32" ? to(mean(to(x, "float64"), dims, true), "float32") : mean(x, dims, true));
       // Reducing everything with no degrees of freedom, PyTorch returns the gradient without a graph.
       // With no degrees of freedom, PyTorch's var_backward is g·(x == mean ? NaN : ∞): the sign is g's alone.
       if (op === "var") return [!explicitDim && divisor <= 0 ? noGrad(() => mul(gk, where(eq(x, mean(x, dims, true)), NaN, Infinity))) : mul(mul(gk, centered), 2 / divisor)];

@@ -134,7 +134,7 @@ test("bad input gets an error that names what was expected and what came", () =>
   assert.throws(() => new rt.nn.BatchNorm1d(3).call(rt.zeros([1, 3])), /expected more than 1 value per channel when training, got input of shape \[1, 3\]/);
   assert.throws(() => new rt.nn.BatchNorm2d(3, { track_running_stats: false } as never), /did you mean trackRunningStats\?/);
   assert.throws(() => new rt.nn.GroupNorm(4, 6), /numChannels \(6\) must be divisible by numGroups \(4\)/);
-  assert.throws(() => F.conv2d(x.to("int32"), rt.zeros([4, 3, 3, 3], { dtype: "int32" })), /conv2d: expected a float32 or float64 tensor/);
+  assert.throws(() => F.conv2d(x.to("bool"), rt.zeros([4, 3, 3, 3], { dtype: "bool" })), /conv2d: expected a float32 or float64 tensor/);
 });
 
 test("BatchNorm state dict, eval mode, and a cumulative average with momentum null", () => {
@@ -155,4 +155,69 @@ test("BatchNorm state dict, eval mode, and a cumulative average with momentum nu
   const restored = new rt.nn.BatchNorm2d(2);
   restored.loadStateDict(bn.stateDict());
   assert.equal(restored.numBatchesTracked!.item(), 2);
+});
+
+test("a max-pool window wholly in the padding gives -inf at index -1 and its gradient goes nowhere", () => {
+  // 2×1 input, kernel 3, padding 1, dilation 2, ceil mode: the one output column's taps sit at
+  // columns -1, 1 and 3, all outside a width of 1 (PyTorch writes this gradient past the plane).
+  const x = rt.tensor([0.5, 2, 4, 1], { shape: [2, 1, 2, 1], dtype: "float64" }).requiresGrad_();
+  const [y, indices] = F.maxPool2d(x, 3, { padding: 1, dilation: 2, ceilMode: true, returnIndices: true });
+  assert.deepEqual(y.shape, [2, 1, 1, 1]);
+  assert.deepEqual(Array.from(y.detach().data()), [-Infinity, -Infinity]);
+  assert.deepEqual(Array.from(indices.data()), [-1, -1]);
+  y.backward(rt.tensor([1.5, 2.5], { shape: [2, 1, 1, 1], dtype: "float64" }));
+  assert.deepEqual(Array.from(x.grad!.data()), [0, 0, 0, 0]);
+  // Beside windows that do see the input, only those get gradient (the same as without the empty ones).
+  const z = rt.tensor([1, 5, 3, 2, 7, 4], { shape: [1, 1, 2, 3], dtype: "float64" }).requiresGrad_();
+  const out = F.maxPool2d(z, [1, 3], { padding: [0, 1], dilation: 2, ceilMode: true });
+  out.sum().backward();
+  const expected = rt.withBackend("reference", () => {
+    const r = z.detach().requiresGrad_();
+    F.maxPool2d(r, [1, 3], { padding: [0, 1], dilation: 2, ceilMode: true }).sum().backward();
+    return r.grad!;
+  });
+  assertClose(z.grad!, expected, 0, 0, "max-pool gradient beside empty windows");
+});
+
+test("int32 convolution and max pooling compute exactly, as PyTorch's integer paths", () => {
+  const x = rt.arange(0, 24, 1, { dtype: "int32" }).reshape([1, 2, 3, 4]);
+  const w = rt.ones([1, 2, 2, 2], { dtype: "int32" });
+  // PyTorch 2.13: F.conv2d(arange(24).int().reshape(1,2,3,4), ones(1,2,2,2).int()) and F.max_pool2d(x, 2).
+  const y = F.conv2d(x, w);
+  assert.equal(y.dtype, "int32");
+  assert.deepEqual(Array.from(y.data()), [68, 76, 84, 100, 108, 116]);
+  const p = F.maxPool2d(x, 2);
+  assert.equal(p.dtype, "int32");
+  assert.deepEqual(Array.from(p.data()), [5, 7, 17, 19]);
+  assert.throws(() => F.conv2d(x, w, null, { dilation: 2 }), /dilated convolution of int32/);
+  assert.throws(() => F.avgPool2d(x, 2), /float32 or float64/);
+});
+
+test("bfloat16 convolution, pooling and norms compute in float32 and round once", () => {
+  const gen = new rt.Generator(7);
+  const x32 = rt.randn([2, 4, 5, 5], { generator: gen });
+  const w32 = rt.randn([4, 2, 3, 3], { generator: gen });
+  const round = (t: rt.Tensor) => rt.to(rt.to(t, "bfloat16"), "float32");
+  const [xb, wb] = [rt.to(x32, "bfloat16"), rt.to(w32, "bfloat16")];
+  const cases: [string, rt.Tensor, rt.Tensor][] = [
+    ["conv2d", F.conv2d(xb, wb, null, { groups: 2, padding: 1 }), round(F.conv2d(round(x32), round(w32), null, { groups: 2, padding: 1 }))],
+    ["maxPool2d", F.maxPool2d(xb, 2), round(F.maxPool2d(round(x32), 2))],
+    ["avgPool2d", F.avgPool2d(xb, 3, { stride: 2 }), round(F.avgPool2d(round(x32), 3, { stride: 2 }))],
+    ["adaptiveAvgPool2d", F.adaptiveAvgPool2d(xb, 2), round(F.adaptiveAvgPool2d(round(x32), 2))],
+    ["groupNorm", F.groupNorm(xb, 2), round(F.groupNorm(round(x32), 2))],
+    ["batchNorm", F.batchNorm(xb, null, null, { training: true }), round(F.batchNorm(round(x32), null, null, { training: true }))],
+  ];
+  for (const [name, got, expected] of cases) {
+    assert.equal(got.dtype, "bfloat16", name);
+    assertClose(rt.to(got, "float32"), expected, 0, 0, name);
+  }
+  // bfloat16 running statistics are updated in place (through float32), as PyTorch's.
+  const rm = rt.zeros([4], { dtype: "bfloat16" });
+  const rv = rt.ones([4], { dtype: "bfloat16" });
+  F.batchNorm(xb, rm, rv, { training: true, momentum: 0.5 });
+  const [rm32, rv32] = [rt.zeros([4]), rt.ones([4])];
+  F.batchNorm(round(x32), rm32, rv32, { training: true, momentum: 0.5 });
+  assertClose(rt.to(rm, "float32"), round(rm32), 0, 0, "running mean");
+  assertClose(rt.to(rv, "float32"), round(rv32), 0, 0, "running var");
+  assert.throws(() => F.conv2d(xb, w32), /same dtype/);
 });

@@ -1033,3 +1033,142 @@ def g_inplace_bf16(g):
 
 
 op("inplaceBf16", g_inplace_bf16, lambda a, k: getattr(a[0], a[2])(a[1]), inplace=True)
+
+
+# ---- convolution, pooling and normalisation over channels (N, C, spatial...) ----
+def _spatial_input(g, spatial, dt, c):
+    """An [N, C, *spatial] input (or, rarely, one without the batch dim)."""
+    lead = [g.r.randint(1, 2)] if g.chance(0.85) else []
+    return g.tensor(dt, lead + [c] + spatial)
+
+
+def g_conv(nd):
+    def gen(g):
+        dt = g.dtype(FLOATS, stray=0.05)
+        groups = g.pick((1, 1, 2))
+        cin, cout = groups * g.r.randint(1, 2), groups * g.r.randint(1, 2)
+        kernel = [g.r.randint(1, 3) for _ in range(nd)]
+        spatial = [g.r.randint(1, 5) for _ in range(nd)]
+        x = _spatial_input(g, spatial, dt, cin)
+        w = g.tensor(dt, [cout, cin // groups] + kernel)
+        b = g.tensor(dt, [cout]) if g.chance(0.6) else None
+        kw = {"groups": groups}
+        stride = g.r.randint(1, 2)
+        if g.chance(0.5):
+            kw["stride"] = stride if g.chance(0.5) else [g.r.randint(1, 2) for _ in range(nd)]
+        if g.chance(0.6):
+            kw["padding"] = g.pick((0, 1, 2, "valid", "same")) if g.chance(0.8) else [g.r.randint(0, 1) for _ in range(nd)]
+        if g.chance(0.3):
+            kw["dilation"] = g.r.randint(1, 2)
+        return [x, w, b], kw
+    return gen
+
+
+def _conv_kw(k):
+    return {"stride": k.get("stride", 1), "padding": k.get("padding", 0), "dilation": k.get("dilation", 1), "groups": k["groups"]}
+
+
+op("conv1d", g_conv(1), lambda a, k: F.conv1d(a[0], a[1], a[2], **_conv_kw(k)))
+op("conv2d", g_conv(2), lambda a, k: F.conv2d(a[0], a[1], a[2], **_conv_kw(k)))
+
+
+def g_pool(kind):
+    def gen(g):
+        dt = g.dtype(FLOATS, stray=0.05)
+        spatial = [g.r.randint(1, 6), g.r.randint(1, 6)]
+        x = _spatial_input(g, spatial, dt, g.r.randint(1, 2))
+        if kind == "adaptive":
+            return [x, g.pick((1, 2, 3, [2, 1], [None, 2], [4, 3]))], {}
+        k = g.r.randint(1, 3) if g.chance(0.7) else [g.r.randint(1, 3), g.r.randint(1, 3)]
+        kw = {}
+        if g.chance(0.5):
+            kw["stride"] = g.r.randint(1, 3)
+        if g.chance(0.5):
+            kw["padding"] = g.r.randint(0, 1)
+        if g.chance(0.3):
+            kw["ceilMode"] = True
+        if kind == "max" and g.chance(0.3):
+            kw["dilation"] = 2
+        if kind == "avg":
+            if g.chance(0.3):
+                kw["countIncludePad"] = False
+            if g.chance(0.2):
+                kw["divisorOverride"] = g.r.randint(1, 5)
+        if kind == "max" and _window_in_padding(spatial, k, kw):
+            # PyTorch's backward writes such a window's gradient outside the input (heap corruption
+            # that aborts the generator): compare the forward only.
+            x["T"]["grad"] = False
+        return [x, k], kw
+    return gen
+
+
+def _window_in_padding(spatial, k, kw):
+    """Whether some max-pool window has no position inside the input (PyTorch's output size rule)."""
+    for d, size in enumerate(spatial):
+        kd = k if isinstance(k, int) else k[d]
+        s, p, dil = kw.get("stride", kd), kw.get("padding", 0), kw.get("dilation", 1)
+        if p * 2 > kd:
+            return False  # refused before any kernel runs
+        span = dil * (kd - 1) + 1
+        out = (size + 2 * p - span + (s - 1 if kw.get("ceilMode") else 0)) // s + 1
+        if kw.get("ceilMode") and (out - 1) * s >= size + p:
+            out -= 1
+        for i in range(max(out, 0)):
+            if not any(0 <= i * s - p + j * dil < size for j in range(kd)):
+                return True
+    return False
+
+
+def _pool_kw(k, names):
+    out = {}
+    for ours, theirs in names:
+        if ours in k:
+            out[theirs] = k[ours]
+    return out
+
+
+MAXPOOL_KW = (("stride", "stride"), ("padding", "padding"), ("dilation", "dilation"), ("ceilMode", "ceil_mode"))
+AVGPOOL_KW = (("stride", "stride"), ("padding", "padding"), ("ceilMode", "ceil_mode"), ("countIncludePad", "count_include_pad"), ("divisorOverride", "divisor_override"))
+op("maxPool2d", g_pool("max"), lambda a, k: F.max_pool2d(a[0], a[1], **_pool_kw(k, MAXPOOL_KW)))
+op("avgPool2d", g_pool("avg"), lambda a, k: F.avg_pool2d(a[0], a[1], **_pool_kw(k, AVGPOOL_KW)))
+op("adaptiveAvgPool2d", g_pool("adaptive"), lambda a, k: F.adaptive_avg_pool2d(a[0], a[1]))
+
+
+def g_batch_norm(g):
+    dt = g.dtype(FLOATS, stray=0.05)
+    c = g.r.randint(1, 3)
+    shape = [g.r.randint(1, 3), c] + [g.r.randint(1, 3) for _ in range(g.pick((0, 1, 2)))]
+    x = g.tensor(dt, shape)
+    kw = {"training": g.chance(0.7)}
+    stats = g.chance(0.7) or not kw["training"]
+    rm = g.tensor(dt, [c], grad=False, special=False, view=False) if stats else None
+    rv = g.tensor(dt, [c], grad=False, special=False, view=False, positive=True) if stats else None
+    if g.chance(0.6):
+        kw["weight"] = g.tensor(dt, [c])
+    if g.chance(0.6):
+        kw["bias"] = g.tensor(dt, [c])
+    if g.chance(0.3):
+        kw["eps"] = 1e-3
+    if g.chance(0.3):
+        kw["momentum"] = 0.3
+    return [x, rm, rv], kw
+
+
+op("batchNorm", g_batch_norm, lambda a, k: F.batch_norm(a[0], a[1], a[2], k.get("weight"), k.get("bias"), k["training"], k.get("momentum", 0.1), k.get("eps", 1e-5)))
+
+
+def g_group_norm(g):
+    dt = g.dtype(FLOATS, stray=0.05)
+    groups = g.r.randint(1, 3)
+    c = groups * g.r.randint(1, 2) if g.chance(0.95) else groups + 1
+    shape = [g.r.randint(1, 2), c] + [g.r.randint(1, 3) for _ in range(g.pick((0, 1, 2)))]
+    x = g.tensor(dt, shape)
+    w = g.tensor(dt, [c]) if g.chance(0.6) else None
+    b = g.tensor(dt, [c]) if g.chance(0.6) else None
+    if any(t is not None and t["T"]["grad"] for t in (w, b)) and x["T"]["view"] and x["T"]["dtype"] in FLOATS + ("bfloat16",):
+        # PyTorch's backward segfaults for a strided input that needs no gradient beside a weight that does.
+        x["T"]["grad"] = True
+    return [x, groups, w, b], {}
+
+
+op("groupNorm", g_group_norm, lambda a, k: F.group_norm(a[0], a[1], a[2], a[3]))

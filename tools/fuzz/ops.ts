@@ -176,4 +176,11 @@ export const OPS: Record<string, OpCall> = {
   toAny: (a) => rt.to(a[0], a[1]),
   fullAny: (a, k) => rt.full(a[0], a[1], k),
   inplaceBf16: (a) => a[0][a[2]](a[1]),
+  conv1d: (a, k) => rt.conv1d(a[0], a[1], a[2], k),
+  conv2d: (a, k) => rt.conv2d(a[0], a[1], a[2], k),
+  maxPool2d: (a, k) => rt.maxPool2d(a[0], a[1], k),
+  avgPool2d: (a, k) => rt.avgPool2d(a[0], a[1], k),
+  adaptiveAvgPool2d: (a) => rt.adaptiveAvgPool2d(a[0], a[1]),
+  batchNorm: (a, k) => rt.batchNorm(a[0], a[1], a[2], k),
+  groupNorm: (a) => rt.groupNorm(a[0], a[1], a[2], a[3]),
 };

@@ -61,7 +61,7 @@ function derivativeFn(op: UnaryGradOp, p0: number, p1: number): (saved: number) 
     };
     case "abs": return (x) => (x > 0 ? 1 : x < 0 ? -1 : 0);
     // PyTorch defines the gradient of x**0 as 0 everywhere (not 0 * x**-1, which is NaN at 0).
-    case "pow_scalar": return (x) => (p0 === 0 ? 0 : p0 * Math.pow(x, p0 - 1));
+    case "pow_scalar": return (x) => (p0 === 0 ? 0 : p0 * cPow(x, p0 - 1));
     case "clamp": return (x) => (x >= p0 && x <= p1 ? 1 : 0);
     case "tanh": return (y) => 1 - y * y;
     case "sigmoid": return (y) => y * (1 - y);
