@@ -1,4 +1,5 @@
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
 import { drainTraceSources, TID_COMM, TID_TRAIN, type TraceArgs, type TraceRecorder, traceNow } from "../../util/trace.js";
 
 /** Events held in memory before they are written; memory stays bounded whatever the run's length. */
@@ -110,7 +111,7 @@ export class TraceFileRecorder implements TraceRecorder {
   /** Opens the file and returns its head: `[` and the metadata that names the process and its threads. */
   private open(): string {
     const path = this.path;
-    mkdirSync(path.slice(0, path.lastIndexOf("/")) || ".", { recursive: true });
+    mkdirSync(dirname(path), { recursive: true });
     this.fd = openSync(path, "w");
     const pid = this.rank;
     const meta = (name: string, tid: number, args: Record<string, unknown>) => JSON.stringify({ name, ph: "M", pid, tid, args });

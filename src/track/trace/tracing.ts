@@ -1,4 +1,4 @@
-import { resolve, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { isMainThread } from "node:worker_threads";
 import { checkArity } from "../../util/options.js";
 import { setTraceRecorder, traceGroupHook, traceNow, TID_TRAIN, type TraceGroupContext } from "../../util/trace.js";
@@ -40,10 +40,12 @@ export function startTrace(dir: string): TraceInfo {
   const env = process.env;
   const restart = Number(env.RINGTORCH_RESTART_COUNT ?? 0);
   const suffix = restart > 0 ? `.restart-${restart}` : "";
-  const rank = Number.isInteger(Number(env.RANK)) && env.RANK !== "" && env.RANK !== undefined ? Number(env.RANK) : 0;
-  // A rank of a multi-rank job writes only once its clock is aligned (or its buffer is full).
-  const inJob = Number(env.WORLD_SIZE) > 1;
-  const recorder = new TraceFileRecorder((r) => join(folder, `rank-${r}${suffix}.json`), rank, !inJob);
+  const launched = env.RANK !== undefined && /^\d+$/.test(env.RANK);
+  // Until initProcessGroup, a rank of a job (WORLD_SIZE > 1) does not know its clock offset, and a
+  // process without RANK (a single process, or a job that passes ranks to initProcessGroup) not
+  // even its rank, which names the file: each writes only when its buffer is full, or at exit.
+  const settled = launched && !(Number(env.WORLD_SIZE) > 1);
+  const recorder = new TraceFileRecorder((r) => join(folder, `rank-${r}${suffix}.json`), launched ? Number(env.RANK) : 0, settled);
   recorder.correctionUs = skewUs;
   active = recorder;
   traceGroupHook.onInit = (ctx) => onGroup(recorder, ctx);
@@ -74,7 +76,7 @@ export function stopTrace(): string | null {
 /** Where this process's trace goes, or null when it is not tracing. */
 export function traceInfo(): TraceInfo | null {
   if (!active) return null;
-  const dir = active.path.slice(0, active.path.lastIndexOf("/"));
+  const dir = dirname(active.path);
   const underRingrun = process.env.RINGTORCH_AGENT_PID !== undefined && process.env[TRACE_ENV] !== undefined;
   return { dir, file: active.path, merged: underRingrun ? join(dir, MERGED_TRACE_FILE) : null };
 }
