@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import * as rt from "../../src/index.js";
 import { tracing } from "../../src/util/trace.js";
+import { parseArgs, UsageError } from "../../src/launch/cli_options.js";
+import { resolveConfig } from "../../src/launch/launch_config.js";
 import { checkTraceEvents, parseTraceArray, type TraceEvent } from "./trace_format.js";
 
 const WORKER = "test/track/workers/trace_ddp.ts";
@@ -100,6 +102,21 @@ test("ringrun --trace: 2-rank DDP timeline, one process per rank, buckets overla
   assert.deepEqual(recovered, parseTraceArray(full).slice(0, -1));
 });
 
+test("ringrun --trace merges what the ranks wrote when one of them failed", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "track-trace-fail-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const env: NodeJS.ProcessEnv = { ...process.env, FAIL_RANK: "1", CKPT_DIR: join(dir, "ckpt"), RINGTORCH_QUIET: "1" };
+  for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "RINGTORCH_STORE_TOKEN", "RINGTORCH_RUN_ID", "RINGTORCH_TRACE"]) delete env[k];
+  const traceDir = join(dir, "trace");
+  const r = spawnSync(process.execPath, ["bin/ringrun.js", "--standalone", "--nproc-per-node", "2", "--trace", traceDir, WORKER], { env, encoding: "utf8", timeout: 120_000 });
+  assert.equal(r.status, 1, `the job fails:\n${r.stderr}`);
+  const events = checkTraceEvents(JSON.parse(readFileSync(join(traceDir, "trace.json"), "utf8")));
+  // The failed rank wrote its file on the way out: its two steps are there.
+  const failed = events.filter((e) => e.pid === 1 && e.ph === "X");
+  assert.equal(failed.filter((e) => e.name === "backward").length, 2);
+  assert.equal(failed.filter((e) => e.name === "SGD.step").length, 2);
+});
+
 test("startTrace/stopTrace in one process; with tracing off nothing is recorded or written", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "track-trace-1-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -135,4 +152,13 @@ test("startTrace/stopTrace in one process; with tracing off nothing is recorded 
   assert.equal(tracing.on, false);
   assert.equal(readFileSync(info.file, "utf8"), written, "nothing is recorded after stopTrace");
   assert.deepEqual(readdirSync(join(dir, "t")), ["rank-0.json"]);
+});
+
+test("ringrun's --trace (or RINGTORCH_TRACE) names the folder, resolved against the working directory", () => {
+  const config = (argv: string[], env: NodeJS.ProcessEnv = {}) => resolveConfig(parseArgs([...argv, WORKER]), env, process.cwd());
+  assert.equal(config([]).traceDir, undefined, "off unless asked for");
+  assert.equal(config(["--trace", "out/t"]).traceDir, join(process.cwd(), "out/t"));
+  assert.equal(config([], { RINGTORCH_TRACE: "/tmp/x" }).traceDir, "/tmp/x");
+  assert.equal(config(["--trace=/a"], { RINGTORCH_TRACE: "/tmp/x" }).traceDir, "/a", "the flag wins");
+  assert.throws(() => config(["--trace", ""]), (e: Error) => e instanceof UsageError && /--trace expects the folder/.test(e.message));
 });

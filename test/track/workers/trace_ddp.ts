@@ -2,6 +2,7 @@
 // reduction overlapped with backward and small buckets (several per step), fed by a DataLoader,
 // stepped by SGD, and one checkpoint save. Rank r's clock is skewed by r·SKEW_US before the
 // process group forms; each rank prints how far its aligned trace clock is from the true one.
+// With FAIL_RANK=r, rank r throws after two steps.
 import * as rt from "../../../src/index.js";
 import { alignedTraceNow, setTraceClockSkewForTest } from "../../../src/track/trace/tracing.js";
 import { traceNow } from "../../../src/util/trace.js";
@@ -26,10 +27,13 @@ const ddp = new rt.DDP(model, { bucketCapMb: 0.1, overlapReduction: true });
 const opt = new optim.SGD(ddp.parameters(), { lr: 0.01 });
 const g = new rt.Generator(rank);
 const dataset = new data.TensorDataset(rt.randn([64, 32], { generator: g }), rt.randn([64, 8], { generator: g }));
+let step = 0;
 for (const [x, y] of new data.DataLoader(dataset, { batchSize: 16 })) {
+  if (rank === Number(process.env.FAIL_RANK) && step === 2) throw new Error("trace test: this rank fails after two steps");
   opt.zeroGrad();
   rt.mseLoss(ddp.call(x), y).backward();
   opt.step();
+  step++;
 }
 await checkpoint.save(process.env.CKPT_DIR!, { model }, { step: 1 });
 await dist.destroyProcessGroup();
