@@ -129,10 +129,10 @@ export class TraceFileRecorder implements TraceRecorder {
 
   private format(phase: Phase, tid: number, name: string, startUs: number, endUs: number, args: TraceArgs | undefined): string {
     const ts = round(startUs + this.correctionUs);
-    const event: Record<string, unknown> =
-      phase === Phase.Complete ? { name, ph: "X", ts, dur: round(Math.max(0, endUs - startUs)), pid: this.rank, tid } : { name, ph: "i", s: "t", ts, pid: this.rank, tid };
-    if (args) event.args = args;
-    return JSON.stringify(event);
+    // Built by hand: this runs for every event, and an object per event for JSON.stringify costs more.
+    const head = `{"name":${JSON.stringify(name)},`;
+    const timing = phase === Phase.Complete ? `"ph":"X","ts":${ts},"dur":${round(Math.max(0, endUs - startUs))}` : `"ph":"i","s":"t","ts":${ts}`;
+    return `${head}${timing},"pid":${this.rank},"tid":${tid}${args ? `,"args":${JSON.stringify(args)}` : ""}}`;
   }
 }
 
