@@ -11,6 +11,9 @@
 // runs/ddp_mlp/<run id>/rank-<r> (JSONL, a TensorBoard event file, system metrics). The run id
 // travels in the checkpoints, so a restarted job appends to the same runs. Afterwards:
 //   npx ringtorch report runs/ddp_mlp/<run id>        (an HTML report; the last line printed says where)
+// Timeline: add `--trace traces/ddp_mlp` to ringrun's flags; it merges every rank's into
+// traces/ddp_mlp/trace.json at the end, for https://ui.perfetto.dev (without ringrun,
+// RINGTORCH_TRACE=<dir> writes <dir>/rank-<r>.json per rank).
 import { join } from "node:path";
 import * as rt from "ringtorch";
 
@@ -149,6 +152,10 @@ async function main(): Promise<void> {
   if (dist.getRank() === 0) {
     console.log(`test MSE ${before.toFixed(4)} → ${after.toFixed(4)} (${test.length} held-out samples over ${dist.getWorldSize()} ranks)`);
     console.log(`runs in ${experimentDir}: npx ringtorch report ${experimentDir}  (or tensorboard --logdir ${experimentDir})`);
+  }
+  const trace = track.traceInfo();
+  if (trace && (trace.merged === null || dist.getRank() === 0)) {
+    console.log(`timeline: ${trace.merged ?? trace.file}${trace.merged ? " once ringrun has merged the ranks' files" : ""}; open it in https://ui.perfetto.dev`);
   }
   dist.destroyProcessGroup();
 }

@@ -6,6 +6,8 @@
 //
 // With tracking on (the command line turns it on; --no-track turns it off), a progress bar shows each
 // epoch and the run is logged under runs/fashion_mnist/<id>: `npx ringtorch report runs/fashion_mnist/<id>`.
+// With RINGTORCH_TRACE=<dir> in the environment its timeline goes to <dir>/rank-0.json (the last line
+// says where): open it in https://ui.perfetto.dev.
 //
 // The data is Debian's dataset-fashion-mnist package (`apt-get install dataset-fashion-mnist`):
 // gzip'd IDX files in /usr/share/datasets/fashion-mnist.
@@ -107,6 +109,8 @@ export async function trainFashionMnist(options: FashionOptions = {}): Promise<n
   }
   run?.finish();
   if (run) log(`run logged in ${options.trackDir}: npx ringtorch report ${options.trackDir}`);
+  const trace = track.traceInfo();
+  if (trace) log(`timeline traced into ${trace.file} (complete when the process exits): open it in https://ui.perfetto.dev`);
   return testAccuracy;
 }
 

@@ -1,6 +1,7 @@
 // One rank of bench/track.ts (started by ringrun): the DDP MLP of bench/ddp.ts (784-1024-1024-10,
-// Adam, batch 64 per rank) in turns without and with logging 10 scalars per step to a run (JSONL,
-// TensorBoard events and the system sampler all on), so that both see the same machine.
+// Adam, batch 64 per rank) in turns without anything, with logging 10 scalars per step to a run
+// (JSONL, TensorBoard events and the system sampler all on), and with the timeline traced
+// (track.startTrace: what ringrun --trace turns on), so that all three see the same machine.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,14 +35,17 @@ const train = (log: boolean) => {
   }
 };
 for (let i = 0; i < 20; i++) train(i % 2 === 0);
-const ms: { plain: number[]; logged: number[] } = { plain: [], logged: [] };
+const ms: { plain: number[]; logged: number[]; traced: number[] } = { plain: [], logged: [], traced: [] };
 for (let r = 0; r < ROUNDS; r++) {
-  for (const mode of ["plain", "logged"] as const) {
+  for (const mode of ["plain", "logged", "traced"] as const) {
+    if (mode === "traced") track.startTrace(join(dir, "trace"));
     dist.barrier();
     const t0 = performance.now();
     for (let i = 0; i < STEPS; i++) train(mode === "logged");
     dist.barrier();
     ms[mode].push((performance.now() - t0) / STEPS);
+    // Closing the file is part of tracing's cost: it is paid inside the next turn's barrier, not timed.
+    if (mode === "traced") track.stopTrace();
   }
 }
 // The bare cost of a log call of 10 scalars, apart from training.

@@ -6,6 +6,7 @@ import { isGradEnabled, setGradEnabled } from "./grad_mode.js";
 import { AccumulateGrad, type Node } from "./node.js";
 import { gradEdge } from "./record.js";
 import { MaxHeap } from "./heap.js";
+import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
 
 export interface BackwardOptions {
   /** Keep the graph's saved tensors so that backward can run through it again. */
@@ -42,6 +43,7 @@ export function runBackward(
   rootGrads: readonly (Tensor | null | undefined)[],
   options: BackwardOptions & { capture?: readonly Node[] } = {},
 ): Map<Node, Tensor> {
+  const traceStart = tracing.on ? traceNow() : 0;
   const createGraph = options.createGraph ?? false;
   const retainGraph = options.retainGraph ?? createGraph;
   const capture = new Set(options.capture ?? []);
@@ -116,6 +118,7 @@ export function runBackward(
   } finally {
     finalCallbacks = outerCallbacks;
     setGradEnabled(previousGradMode);
+    if (traceStart !== 0) traceSpan(TID_TRAIN, capture.size > 0 ? "autograd.grad" : "backward", traceStart);
   }
   return captured;
 }

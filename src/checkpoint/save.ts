@@ -11,6 +11,7 @@ import { checkManifestFile, FORMAT_VERSION, rememberVerified, type Manifest, typ
 import { splitState } from "./state_split.js";
 import { runWriteJob, writeFiles, type FileToWrite, type WriteJob } from "./write_dir.js";
 import { distributedContext, type DistributedContext } from "./world.js";
+import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
 import { checkpointRunId } from "./run_id.js";
 
 export const STATE_FILE = "state.json";
@@ -82,6 +83,16 @@ let writer: AsyncCheckpointWriter | null = null;
  */
 export async function save(root: string, state: Record<string, unknown>, options: SaveOptions): Promise<Manifest | null> {
   checkArity("checkpoint.save", arguments, 3, "checkpoint.save(dir, { model, optimizer, … }, { step, async, keepLast, sharded })");
+  if (!tracing.on) return saveUntraced(root, state, options);
+  const t0 = traceNow();
+  try {
+    return await saveUntraced(root, state, options);
+  } finally {
+    traceSpan(TID_TRAIN, "checkpoint.save", t0, { step: options?.step ?? -1 });
+  }
+}
+
+async function saveUntraced(root: string, state: Record<string, unknown>, options: SaveOptions): Promise<Manifest | null> {
   if (options === undefined || options === null) throw new TypeError("checkpoint.save: options with the step are required, e.g. checkpoint.save(dir, { model, optimizer }, { step: 100 })");
   checkOptions("checkpoint.save", options, ["step", "async", "keepLast", "sharded", "world"]);
   if (!state || typeof state !== "object" || Array.isArray(state)) throw new TypeError("checkpoint.save: the state must be an object such as { model, optimizer, epoch }");

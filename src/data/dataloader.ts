@@ -5,6 +5,7 @@ import type { Dataset } from "./dataset.js";
 import { GatherPool } from "./gather_pool.js";
 import { checkArity, checkOptions } from "../util/options.js";
 import { isIterableDataset, iterableBatches, type IterableDataset } from "./iterable_dataset.js";
+import { tracedAsyncIterator, tracedIterator, tracing } from "../util/trace.js";
 import { BatchSampler, RandomSampler, SequentialSampler, type BatchSamplerLike, type Sampler } from "./sampler.js";
 
 /** What defaultCollate makes of a list of T. */
@@ -131,7 +132,12 @@ export class DataLoader<T = any, B = Collated<T>> implements Iterable<B>, AsyncI
     return this.batchSampler ? this.batchSampler.length : this.sampler.length;
   }
 
-  *[Symbol.iterator](): Iterator<B> {
+  [Symbol.iterator](): IterableIterator<B> {
+    const batches = this.batches();
+    return tracing.on ? tracedIterator(batches, "DataLoader.next") : batches;
+  }
+
+  private *batches(): IterableIterator<B> {
     if (this.iterable) {
       yield* iterableBatches<T, B>(this.iterable, this);
       return;
@@ -143,9 +149,14 @@ export class DataLoader<T = any, B = Collated<T>> implements Iterable<B>, AsyncI
     for (const indices of this.batchSampler) yield this.fetch(indices);
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<B> {
+  [Symbol.asyncIterator](): AsyncIterableIterator<B> {
+    const batches = this.asyncBatches();
+    return tracing.on ? tracedAsyncIterator(batches, "DataLoader.next") : batches;
+  }
+
+  private async *asyncBatches(): AsyncIterableIterator<B> {
     if (this.iterable || this.numWorkers === 0 || !this.batchSampler || this.collateFn || typeof this.dataset.gatherPlan !== "function") {
-      yield* this[Symbol.iterator]() as unknown as AsyncIterable<B>;
+      yield* this.batches();
       return;
     }
     const batches = this.batchSampler[Symbol.iterator]();

@@ -20,6 +20,8 @@ import { tryLoadCommNative } from "./native.js";
 import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
 import { DistributedError, Work } from "./work.js";
 import { commStats } from "./comm_stats.js";
+import { CommTraceRing, emitInline } from "./engine/trace_ring.js";
+import { addTraceSource, commTraceTag, currentTraceRecorder, removeTraceSource, traceNow, tracing } from "../util/trace.js";
 
 /** Extra time a blocked wait() allows past the operation's own timeout before it blames the worker. */
 const WORKER_GRACE_MS = 60_000;
@@ -46,6 +48,7 @@ export class CommClient {
     private readonly ctl: Int32Array,
     readonly handle: number,
     readonly transports: TransportKind[],
+    private readonly traceRing: CommTraceRing,
   ) {}
 
   /** Starts the worker; `signal` stops it (and rejects) when another part of init has failed. */
@@ -53,7 +56,9 @@ export class CommClient {
     const { port1, port2 } = new MessageChannel();
     const ctlBuffer = new SharedArrayBuffer(4 * CTL_LENGTH);
     const url = siblingModule(import.meta.url, "./engine/comm_worker");
-    const worker = spawnWorker(url, { workerData: { config, port: port2, ctl: ctlBuffer }, transferList: [port2] });
+    // Always there, so that tracing can start at any time; the worker checks one flag per collective.
+    const traceRing = CommTraceRing.create();
+    const worker = spawnWorker(url, { workerData: { config, port: port2, ctl: ctlBuffer, traceRing: traceRing.buffer }, transferList: [port2] });
     const linked = new Set<string>();
     return new Promise((resolve, reject) => {
       const onSetupMessage = (msg: FromWorker) => {
@@ -65,7 +70,7 @@ export class CommClient {
         port1.off("message", onSetupMessage);
         worker.off("error", onError);
         if (msg.type === "ready") {
-          const client = new CommClient(worker, port1, new Int32Array(ctlBuffer), msg.handle, msg.transports);
+          const client = new CommClient(worker, port1, new Int32Array(ctlBuffer), msg.handle, msg.transports, traceRing);
           for (const n of linked) client.linkedSegments.add(n);
           client.attach();
           resolve(client);
@@ -99,6 +104,7 @@ export class CommClient {
       work.settle(this.failure);
       return work;
     }
+    if (tracing.on && commTraceTag.current) msg = { ...msg, trace: commTraceTag.current };
     const id = this.nextId++;
     const { req, keep } = byAddress(msg);
     this.pending.set(id, { work, timeoutMs: msg.timeoutMs, keep });
@@ -115,10 +121,19 @@ export class CommClient {
     if (!this.inline || this.pending.size > 0 || this.failure !== null || isPointToPoint(msg.req)) {
       return this.submit(msg, description, onSettle);
     }
+    const outerStart = tracing.on ? traceNow() : 0;
     const t0 = performance.now();
-    const err = this.inline.run({ type: "op", id: 0, ...msg });
+    const op: OpMessage = { type: "op", id: 0, ...msg };
+    const start = outerStart === 0 ? 0 : traceNow();
+    const err = this.inline.run(op);
+    const end = outerStart === 0 ? 0 : traceNow();
     commStats.waitMs += performance.now() - t0;
     this.port.postMessage({ type: "ran", group: msg.group, seq: msg.seq });
+    const recorder = outerStart === 0 ? null : currentTraceRecorder();
+    if (recorder) {
+      if (commTraceTag.current) op.trace = commTraceTag.current;
+      emitInline(recorder, { outerStart, start, end, outerEnd: traceNow(), msg: op, algorithm: this.inline.lastAlgorithm, failed: err !== null });
+    }
     const work = new Work(description, (w) => this.blockTimed(w), onSettle);
     if (err === null) {
       work.settle(null);
@@ -155,6 +170,7 @@ export class CommClient {
     for (const { work } of this.pending.values()) work.settle("the process group was destroyed before this operation finished");
     this.pending.clear();
     process.off("exit", this.onExit);
+    removeTraceSource(this.traceRing);
     this.port.close();
     await this.worker.terminate();
   }
@@ -166,6 +182,7 @@ export class CommClient {
     this.worker.on("error", (err) => this.workerDied(`the communication worker crashed: ${err.message}`));
     this.worker.on("exit", () => this.workerDied("the communication worker exited"));
     process.on("exit", this.onExit);
+    addTraceSource(this.traceRing);
   }
 
   /** While an operation is pending the process must not exit under an awaiting caller. */

@@ -12,6 +12,7 @@ import { StoreHost } from "./store_host.js";
 import { readTokenFile, readTokenFileEnv, removeTokenFile, STORE_TOKEN_FILE_ENV, tokenFilePath, writeTokenFile, isLoopback } from "./token_file.js";
 import { DistributedError } from "./work.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { traceGroupHook, tracing } from "../util/trace.js";
 
 export interface InitOptions {
   /** "ringtorch" (also accepted: "gloo", "cpu", as aliases for scripts ported from torch). */
@@ -104,6 +105,8 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
       throw err instanceof DistributedError ? err : new DistributedError(`initProcessGroup (rank ${rdzv.rank} of ${rdzv.worldSize}): ${(err as Error).message}`);
     }
   }
+  // While tracing, every rank measures its clock against rank 0's here, before any collective.
+  if (tracing.on) await traceGroupHook.onInit?.({ rank: rdzv.rank, worldSize: rdzv.worldSize, store: world.store, prefix: world.prefix });
   current = world;
   defaultWorld.rank = () => current?.runtime.rank;
   defaultWorld.worldSize = () => current?.runtime.worldSize;

@@ -1,6 +1,6 @@
 import type { CommNative } from "./native.js";
 import { Executor } from "./engine/executor.js";
-import type { OpMessage, WorkerConfig } from "./engine/messages.js";
+import type { Algorithm, OpMessage, WorkerConfig } from "./engine/messages.js";
 
 /**
  * Runs a synchronous collective on the calling (main) thread when nothing is queued for the comm
@@ -24,6 +24,11 @@ export class InlineRunner {
   ) {
     this.executor = new Executor(native, handle, config.rank, config.world, config.pipelineBytes, config.algorithm);
     this.executor.link.onStall = () => this.publish(this.current.group, this.current.seq);
+  }
+
+  /** The algorithm of the last collective run here, for the trace. */
+  get lastAlgorithm(): Algorithm | "direct" {
+    return this.executor.lastAlgorithm;
   }
 
   addGroup(id: number, ranks: number[]): void {

@@ -208,6 +208,7 @@ export class Agent {
       runId: config.runId,
       errorFile: logs.errorFile,
     });
+    if (config.traceDir !== undefined) env.RINGTORCH_TRACE = config.traceDir;
     const redirected = streamsToFile(config.redirects, localRank);
     const teed = streamsToFile(config.tee, localRank);
     const shown = config.localRanksFilter === undefined || config.localRanksFilter.has(localRank);

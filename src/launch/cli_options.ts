@@ -39,6 +39,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: "redirects", short: "r", takesValue: true, metavar: "STD", default: "0", help: "Send worker output to log files only: 0 none, 1 stdout, 2 stderr, 3 both; or per local rank, e.g. 0:1,1:2." },
   { name: "tee", short: "t", takesValue: true, metavar: "STD", default: "0", help: "Send worker output to log files and the console; same values as --redirects." },
   { name: "local-ranks-filter", takesValue: true, metavar: "R,R,...", default: "", help: "Show only these local ranks' output on the console (log files keep everything)." },
+  { name: "trace", takesValue: true, metavar: "DIR", help: "(ringtorch) Record every rank's timeline (forward, backward, optimizer, data, checkpoints; collectives and DDP buckets) into DIR and merge it into DIR/trace.json for ui.perfetto.dev; also RINGTORCH_TRACE." },
   { name: "local-addr", takesValue: true, metavar: "ADDR", help: "This node's address as reported to the other nodes and in failure summaries (default: the host name)." },
   { name: "help", short: "h", takesValue: false, help: "Show this help and exit." },
 ];

@@ -51,6 +51,8 @@ export interface LaunchConfig {
   readonly localRanksFilter: ReadonlySet<number> | undefined;
   readonly localAddr: string;
   readonly token: string;
+  /** --trace (or RINGTORCH_TRACE): where the workers write their timelines, merged at the end. */
+  readonly traceDir: string | undefined;
   /** Lines worth telling the user once (where a value came from). */
   readonly notes: readonly string[];
 }
@@ -140,8 +142,15 @@ export function resolveConfig(parsed: ParsedArgs, env: NodeJS.ProcessEnv, cwd: s
     localRanksFilter: parseRankList(option("local-ranks-filter")),
     localAddr: fromUser("local-addr") ?? hostname(),
     token,
+    traceDir: traceDir(fromUser("trace") ?? env.RINGTORCH_TRACE, cwd),
     notes,
   };
+}
+
+function traceDir(value: string | undefined, cwd: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === "") throw new UsageError("--trace expects the folder to write the trace into, got an empty value");
+  return resolve(cwd, value);
 }
 
 function tokenFromFile(env: NodeJS.ProcessEnv): string | undefined {

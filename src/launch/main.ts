@@ -2,6 +2,7 @@ import { Agent } from "./agent.js";
 import { helpText, parseArgs, UsageError } from "./cli_options.js";
 import { resolveConfig, type LaunchConfig } from "./launch_config.js";
 import { exitCodeForSignal } from "./signals.js";
+import { clearRankFiles, mergeTraces } from "../track/trace/merge.js";
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
 
@@ -45,6 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.exit(exitCodeForSignal(signal));
   };
   const lastResort = (): void => agent.killWorkers();
+  if (config.traceDir !== undefined) clearRankFiles(config.traceDir);
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   process.on("exit", lastResort);
   try {
@@ -57,5 +59,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     process.off("exit", lastResort);
     agent.killWorkers();
+    if (config.traceDir !== undefined) reportTrace(config.traceDir, quiet);
+  }
+}
+
+/** Merges the ranks' timelines (those of failed ranks as far as they got) and says where. */
+function reportTrace(dir: string, quiet: boolean): void {
+  try {
+    const merged = mergeTraces(dir);
+    if (merged === null) process.stderr.write(`ringrun: --trace ${dir}: no rank wrote a trace (does the script import ringtorch?)\n`);
+    else if (!quiet) process.stderr.write(`ringrun: trace of ${merged.files.length} rank file(s) in ${merged.path}; open it in https://ui.perfetto.dev\n`);
+  } catch (err) {
+    process.stderr.write(`ringrun: could not merge the trace in ${dir}: ${(err as Error).message}\n`);
   }
 }

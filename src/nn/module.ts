@@ -7,6 +7,7 @@ import { Parameter, replaceData } from "./parameter.js";
 import { applyStateDict, type LoadResult, type StateDict } from "./state_dict.js";
 import { dtypeOfTo, type ToTarget } from "../tensor/device.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
 
 export type { StateDict, LoadResult } from "./state_dict.js";
 export type { ForwardHook, ForwardPreHook, RemovableHandle } from "./hooks.js";
@@ -20,6 +21,21 @@ interface ModuleState {
 }
 
 const STATE = Symbol("ringtorch.module");
+
+/** While tracing: how many module calls are running, so that only the outermost is a span. */
+let forwardDepth = 0;
+
+/** The outermost module call (the model, or DDP around it) as a span on the training thread. */
+function tracedCall<M extends Module>(module: M, args: Parameters<M["forward"]>): ReturnType<M["forward"]> {
+  const t0 = traceNow();
+  forwardDepth++;
+  try {
+    return module.call(...args);
+  } finally {
+    forwardDepth--;
+    traceSpan(TID_TRAIN, `${module.constructor.name}.forward`, t0);
+  }
+}
 
 /**
  * Base class for every layer and model (torch.nn.Module).
@@ -55,6 +71,7 @@ export class Module {
 
   /** Runs forward with the forward pre-hooks and hooks (torch's `module(x)`). */
   call<M extends Module>(this: M, ...args: Parameters<M["forward"]>): ReturnType<M["forward"]> {
+    if (tracing.on && forwardDepth === 0) return tracedCall(this, args);
     const state = this[STATE];
     if (state.preHooks.size === 0 && state.hooks.size === 0) return this.forward(...args);
     return runWithHooks(this, args, state.preHooks, state.hooks, (input) => this.forward(...input));

@@ -3,6 +3,7 @@ import { clone, to } from "../ops/creation.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
 import { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
+import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
 import { MasterWeights } from "./master_weights.js";
 
 /** A group of parameters sharing hyperparameters; `O` holds the optimizer's options (lr, …). */
@@ -85,6 +86,7 @@ export abstract class Optimizer<O extends { lr: number }> {
    * first (with grad mode on) to recompute the loss, which step returns.
    */
   step(closure?: () => Tensor | number): number | undefined {
+    const traceStart = tracing.on ? traceNow() : 0;
     let loss: number | undefined;
     if (closure) {
       const l = enableGrad(closure);
@@ -107,6 +109,7 @@ export abstract class Optimizer<O extends { lr: number }> {
         this.masterWeights.writeBack(params);
       }
     });
+    if (traceStart !== 0) traceSpan(TID_TRAIN, `${this.constructor.name}.step`, traceStart);
     return loss;
   }
 

@@ -5,6 +5,7 @@ import { formatShape } from "../tensor/shape.js";
 import type { Storage } from "../tensor/storage.js";
 import { zeros } from "../ops/creation.js";
 import { assignBuckets, Bucket, MIB } from "./bucket.js";
+import { commTraceTag, TID_TRAIN, traceInstant, traceNow, traceSpan, tracing } from "../util/trace.js";
 import type { CommWork, DdpComm } from "./comm.js";
 
 /** The bucket handed to a communication hook (torch.distributed.GradBucket). */
@@ -186,7 +187,12 @@ export class Reducer {
   /** Every bucket at once, on this thread: one coalesced all-reduce, in bucket order. */
   private reduceAllNow(): void {
     for (const bucket of this.buckets) this.recordLaunch(bucket);
-    this.comm.allReduceAverage(this.buckets.flatMap((b) => this.reducedTensors(b)), this.divisor);
+    if (tracing.on) commTraceTag.current = { bucket: -1, params: this.params.length };
+    try {
+      this.comm.allReduceAverage(this.buckets.flatMap((b) => this.reducedTensors(b)), this.divisor);
+    } finally {
+      commTraceTag.current = null;
+    }
   }
 
   private recordLaunch(bucket: Bucket): void {
@@ -197,7 +203,18 @@ export class Reducer {
     while (this.nextToLaunch < this.buckets.length && this.buckets[this.nextToLaunch].pending === 0) {
       const bucket = this.buckets[this.nextToLaunch++];
       this.recordLaunch(bucket);
-      this.completions[bucket.index] = this.reduce(bucket, this.reducedTensors(bucket));
+      if (!tracing.on) {
+        this.completions[bucket.index] = this.reduce(bucket, this.reducedTensors(bucket));
+        continue;
+      }
+      // The comm thread's span of this reduction names the bucket; the instant marks when it was handed over.
+      traceInstant(TID_TRAIN, `DDP bucket ${bucket.index} ready`, { bucket: bucket.index, params: bucket.params.length });
+      commTraceTag.current = { bucket: bucket.index, params: bucket.params.length };
+      try {
+        this.completions[bucket.index] = this.reduce(bucket, this.reducedTensors(bucket));
+      } finally {
+        commTraceTag.current = null;
+      }
     }
   }
 
@@ -231,6 +248,7 @@ export class Reducer {
   }
 
   private finalize(): void {
+    const traceStart = tracing.on ? traceNow() : 0;
     try {
       const unused = this.params.map((_, i) => i).filter((i) => !this.ready[i]);
       if (unused.length > 0 && !this.options.findUnusedParameters) {
@@ -254,6 +272,7 @@ export class Reducer {
       if (this.flat) this.writeBack();
     } finally {
       this.resetIteration();
+      if (traceStart !== 0) traceSpan(TID_TRAIN, "DDP finalize (wait for bucket reductions)", traceStart);
     }
   }
 

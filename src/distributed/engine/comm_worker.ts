@@ -11,8 +11,9 @@ import { Executor } from "./executor.js";
 import { buildMesh } from "./mesh.js";
 import { CTL_DONE_POSTED, type FromWorker, type WorkerConfig } from "./messages.js";
 import { OpLoop } from "./op_loop.js";
+import { CommTraceRing } from "./trace_ring.js";
 
-const { config, port, ctl: ctlBuffer } = workerData as { config: WorkerConfig; port: MessagePort; ctl: SharedArrayBuffer };
+const { config, port, ctl: ctlBuffer, traceRing } = workerData as { config: WorkerConfig; port: MessagePort; ctl: SharedArrayBuffer; traceRing: SharedArrayBuffer };
 const ctl = new Int32Array(ctlBuffer);
 
 function post(msg: FromWorker): void {
@@ -43,7 +44,7 @@ async function main(): Promise<void> {
     const onSegment = (name: string, linked: boolean) => post({ type: "segment", name, linked });
     const mesh = await buildMesh(native, config, listenHost, new PrefixStore(config.prefix, store), onSegment, log);
     const executor = new Executor(native, mesh.handle, config.rank, config.world, config.pipelineBytes, config.algorithm);
-    loop = new OpLoop(port, ctl, executor, native, mesh.handle, store, config.prefix, post);
+    loop = new OpLoop(port, ctl, executor, native, mesh.handle, store, config.prefix, post, new CommTraceRing(traceRing));
     post({ type: "ready", handle: mesh.handle, transports: mesh.transports });
   } catch (err) {
     post({ type: "setupError", message: (err as Error).message });

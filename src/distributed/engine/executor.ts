@@ -10,13 +10,15 @@ import { reduceScatterHalving, reduceScatterRing, reduceScatterTree } from "./al
 import { type GroupContext, Scratch } from "./context.js";
 import { checkAgreement } from "./agreement.js";
 import { Link } from "./link.js";
-import { type AddressRef, type Algorithm, type BufRef, DEBUG_CODE, KIND_CODE, type OpMessage, type Request } from "./messages.js";
+import { type AddressRef, type Algorithm, type BufRef, DEBUG_CODE, KIND_CODE, type OpMessage, type Request, type RequestKind } from "./messages.js";
 import { type Piece, totalBytes } from "./piece.js";
 import { chooseAlgorithm } from "./select.js";
 
 /** Runs collectives for the comm worker: picks the algorithm, converts bfloat16, divides for AVG. */
 export class Executor {
   readonly link: Link;
+  /** The algorithm the last collective ran ("direct" where a collective has only one), for the trace. */
+  lastAlgorithm: Algorithm | "direct" = "direct";
   private readonly groups = new Map<number, readonly number[]>();
   private readonly scratch = new Scratch();
 
@@ -85,34 +87,36 @@ export class Executor {
     const pc = (b: BufRef | AddressRef): Piece =>
       "address" in b ? { buf: null, byteOffset: b.address, bytes: b.numel * e } : { buf: b.data, byteOffset: b.offset * e, bytes: b.numel * e };
     const forced = forcedHere ?? this.forced;
+    const pick = (kind: RequestKind, bytes: number) => (this.lastAlgorithm = chooseAlgorithm(kind, bytes, forced));
+    this.lastAlgorithm = "direct";
     switch (req.kind) {
       case "allReduce": {
         const data = req.bufs.map(pc);
-        const algo = chooseAlgorithm("allReduce", totalBytes(data), forced);
+        const algo = pick("allReduce", totalBytes(data));
         if (algo === "ring") return allReduceRing(ctx, data);
         if (algo === "rhd") return allReduceHalvingDoubling(ctx, data);
         return allReduceTree(ctx, data);
       }
       case "broadcast": {
         const data = pc(req.buf);
-        if (chooseAlgorithm("broadcast", data.bytes, forced) === "ring") return broadcastChain(ctx, data, req.root);
+        if (pick("broadcast", data.bytes) === "ring") return broadcastChain(ctx, data, req.root);
         return broadcastTree(ctx, [data], req.root);
       }
       case "reduce": {
         const data = pc(req.buf);
-        if (chooseAlgorithm("reduce", data.bytes, forced) === "ring") return reduceRing(ctx, data, req.root);
+        if (pick("reduce", data.bytes) === "ring") return reduceRing(ctx, data, req.root);
         return reduceTree(ctx, data, req.root);
       }
       case "allGather": {
         const outputs = req.outputs.map(pc);
-        const algo = chooseAlgorithm("allGather", totalBytes(outputs), forced);
+        const algo = pick("allGather", totalBytes(outputs));
         if (algo === "ring") return allGatherRing(ctx, pc(req.input), outputs);
         if (algo === "rhd") return allGatherDoubling(ctx, pc(req.input), outputs);
         return allGatherTree(ctx, pc(req.input), outputs);
       }
       case "reduceScatter": {
         const inputs = req.inputs.map(pc);
-        const algo = chooseAlgorithm("reduceScatter", totalBytes(inputs), forced);
+        const algo = pick("reduceScatter", totalBytes(inputs));
         if (algo === "ring") return reduceScatterRing(ctx, inputs, pc(req.output));
         if (algo === "rhd") return reduceScatterHalving(ctx, inputs, pc(req.output));
         return reduceScatterTree(ctx, inputs, pc(req.output));

@@ -72,6 +72,8 @@ export interface OpMessage {
   /** What this rank called, for RINGTORCH_DISTRIBUTED_DEBUG=DETAIL; null when the check is off. */
   debug: string | null;
   req: Request;
+  /** While tracing: the DDP bucket this collective reduces (the comm thread's span names it). */
+  trace?: { bucket: number; params: number };
 }
 
 export interface GroupMessage {

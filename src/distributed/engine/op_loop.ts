@@ -7,6 +7,8 @@ import { CollectiveMismatchError } from "./agreement.js";
 import type { Executor } from "./executor.js";
 import { TransferError } from "./link.js";
 import { SeenBuffers } from "./seen_buffers.js";
+import type { CommTraceRing } from "./trace_ring.js";
+import { traceNow } from "../../util/trace.js";
 import { describeOp, explainTransferError } from "./failure.js";
 import { CTL_OPS_POSTED, type FromWorker, isPointToPoint, type OpMessage, type ToWorker } from "./messages.js";
 
@@ -36,6 +38,8 @@ export class OpLoop {
     private readonly store: TCPStore,
     private readonly prefix: string,
     private readonly post: (msg: FromWorker) => void,
+    /** Where the collectives' spans go while tracing (trace_ring.ts). */
+    private readonly traceRing: CommTraceRing | null = null,
   ) {
     executor.link.onStall = () => this.publishMarks();
   }
@@ -82,16 +86,24 @@ export class OpLoop {
   }
 
   private async runCollective(m: OpMessage): Promise<void> {
+    const ring = this.traceRing?.enabled ? this.traceRing : null;
+    const outerStart = ring ? traceNow() : 0;
     this.started.set(m.group, m.seq);
     this.executor.link.stallMs = Math.max(1, Math.min(500, m.timeoutMs / 4));
+    let [start, end, failed] = [outerStart, outerStart, false];
     try {
+      if (ring) start = traceNow();
       this.executor.run(m);
+      if (ring) end = traceNow();
       this.finish(m.id, null);
     } catch (err) {
+      if (ring) [end, failed] = [traceNow(), true];
       if (err instanceof CollectiveMismatchError) return this.finish(m.id, err.message);
       const message = await this.failureMessage(m, err);
       this.fail(message);
       this.finish(m.id, message);
+    } finally {
+      ring?.write({ outerStart, start, end, outerEnd: traceNow(), msg: m, algorithm: this.executor.lastAlgorithm, failed });
     }
   }
 
