@@ -88,6 +88,8 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
         timeoutMs,
         transport: cenv.transport,
         listenHost: cenv.socketAddr ?? null,
+        tcpStreams: cenv.tcpStreams,
+        stripeBytes: cenv.stripeBytes,
         slotBytes: cenv.slotBytes,
         slots: cenv.slots,
         spinUs: cenv.spinUs,

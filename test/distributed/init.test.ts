@@ -90,11 +90,11 @@ describe("initProcessGroup in this process", () => {
       const fd = native.tcpConnect("127.0.0.1", port, 2000) as number;
       assert.equal(typeof fd, "number");
       if (ok) {
-        connectHandshake(native, fd, token, 1, 0, 5000);
+        connectHandshake(native, fd, token, 1, 0, 0, 5000);
         assert.deepEqual(await next(), { from: 1 });
       } else {
         // The acceptor proves itself first: the connector stops there and tells it nothing.
-        assert.throws(() => connectHandshake(native, fd, token, 1, 0, 5000), /could not prove it holds the job token/);
+        assert.throws(() => connectHandshake(native, fd, token, 1, 0, 0, 5000), /could not prove it holds the job token/);
         native.closeFd(fd);
         const m = await next();
         assert.match(String(m.refused), /closed the connection during the handshake/);
