@@ -2,8 +2,10 @@
 //
 // All-reduce of 1, 16 and 64 MB of float32 between 2 processes on this machine, measured the way
 // bench/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
-// median), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same run. Prints algorithm bandwidth (bytes
-// per rank / time) and bus bandwidth (algbw × 2(n-1)/n, what each link carries). Where Open MPI's
+// median), over shared memory and over loopback TCP (RINGTORCH_TCP_STREAMS connections per pair,
+// 4 unless set), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same
+// run. Prints algorithm bandwidth (bytes per rank / time) and bus bandwidth (algbw × 2(n-1)/n,
+// what each link carries). Where Open MPI's
 // mpicc and mpirun are installed (Debian: libopenmpi-dev), MPI_Allreduce itself too (bench/mpi/allreduce.c).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -58,13 +60,13 @@ function freePort(): Promise<number> {
   });
 }
 
-async function runRingtorch(): Promise<{ rows: Row[]; transports: string[] }> {
+async function runRingtorch(extraEnv: Record<string, string>): Promise<{ rows: Row[]; transports: string[] }> {
   const port = await freePort();
   const token = randomBytes(16).toString("hex");
   const self = fileURLToPath(import.meta.url);
   const children = Array.from({ length: WORLD }, (_, r) =>
     spawn(process.execPath, ["--import", "tsx", self], {
-      env: { ...process.env, BENCH_ROLE: "rank", MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), RANK: String(r), WORLD_SIZE: String(WORLD), RINGTORCH_STORE_TOKEN: token },
+      env: { ...process.env, ...extraEnv, BENCH_ROLE: "rank", MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), RANK: String(r), WORLD_SIZE: String(WORLD), RINGTORCH_STORE_TOKEN: token },
       stdio: ["ignore", "pipe", "inherit"],
     }),
   );
@@ -120,38 +122,46 @@ function runMpi(): Map<number, Row> | string {
 const gbps = (mb: number, ms: number) => (mb * 2 ** 20) / (ms / 1000) / 1e9;
 const busFactor = (2 * (WORLD - 1)) / WORLD;
 
+const cell = (v: number, width: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "n/a").padStart(width);
+
 async function main(): Promise<void> {
-  const ours = await runRingtorch();
+  const shm = await runRingtorch({ RINGTORCH_TRANSPORT: "auto" });
+  const streams = process.env.RINGTORCH_TCP_STREAMS ?? "4";
+  const tcp = await runRingtorch({ RINGTORCH_TRANSPORT: "tcp", RINGTORCH_TCP_STREAMS: streams });
   const gloo = runGloo();
   const mpi = runMpi();
-  console.log(`all-reduce, float32, ${WORLD} processes on one machine (ringtorch over ${ours.transports.filter((t) => t !== "self").join(",")}); medians of 7 rounds`);
-  console.log("size  | ringtorch ms | algbw GB/s | busbw GB/s | gloo ms | gloo algbw | gloo busbw | ringtorch/gloo | MPI ms | MPI algbw | ringtorch/MPI");
-  console.log("----- | ------------ | ---------- | ---------- | ------- | ---------- | ---------- | -------------- | ------ | --------- | -------------");
-  for (const row of ours.rows) {
-    const alg = gbps(row.mb, row.medianMs);
+  console.log(`all-reduce, float32, ${WORLD} processes on one machine; medians of 7 rounds; algbw = bytes per rank / time, busbw = algbw × ${busFactor}`);
+  console.log(`ringtorch shm: shared memory; ringtorch tcp: loopback TCP, ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS)`);
+  console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | gloo ms | gloo algbw | tcp/gloo | shm/gloo | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
+  console.log("----- | ------ | --------- | ------ | --------- | --------- | ------- | ---------- | -------- | -------- | ------ | --------- | ------- | -------");
+  for (const [i, row] of shm.rows.entries()) {
+    const t = tcp.rows[i]!;
+    const salg = gbps(row.mb, row.medianMs);
+    const talg = gbps(t.mb, t.medianMs);
     const g = typeof gloo === "string" ? undefined : gloo.get(row.mb);
     const galg = g ? gbps(g.mb, g.medianMs) : NaN;
+    const m = typeof mpi === "string" ? undefined : mpi.get(row.mb);
+    const malg = m ? gbps(m.mb, m.medianMs) : NaN;
     const cells = [
       `${row.mb} MB`.padEnd(5),
-      row.medianMs.toFixed(2).padStart(12),
-      alg.toFixed(2).padStart(10),
-      (alg * busFactor).toFixed(2).padStart(10),
-      g ? g.medianMs.toFixed(2).padStart(7) : "    n/a",
-      g ? galg.toFixed(2).padStart(10) : "       n/a",
-      g ? (galg * busFactor).toFixed(2).padStart(10) : "       n/a",
-      g ? `${(alg / galg).toFixed(2)}x`.padStart(14) : "           n/a",
-      ...mpiCells(alg, typeof mpi === "string" ? undefined : mpi.get(row.mb)),
+      cell(row.medianMs, 6),
+      cell(salg, 9),
+      cell(t.medianMs, 6),
+      cell(talg, 9),
+      cell(talg * busFactor, 9),
+      cell(g ? g.medianMs : NaN, 7),
+      cell(galg, 10),
+      `${cell(talg / galg, 7)}x`,
+      `${cell(salg / galg, 7)}x`,
+      cell(m ? m.medianMs : NaN, 6),
+      cell(malg, 9),
+      `${cell(salg / malg, 6)}x`,
+      `${cell(talg / malg, 6)}x`,
     ];
     console.log(cells.join(" | "));
   }
   if (typeof gloo === "string") console.log(`note: ${gloo}`);
   if (typeof mpi === "string") console.log(`note: ${mpi}`);
-}
-
-function mpiCells(alg: number, m: Row | undefined): string[] {
-  if (!m) return ["   n/a", "      n/a", "          n/a"];
-  const malg = gbps(m.mb, m.medianMs);
-  return [m.medianMs.toFixed(2).padStart(6), malg.toFixed(2).padStart(9), `${(alg / malg).toFixed(2)}x`.padStart(13)];
 }
 
 if (process.env.BENCH_ROLE === "rank") await rank();
