@@ -74,17 +74,19 @@ export class MpiClient {
     const code = DTYPE_CODE[dtype];
     switch (req.kind) {
       case "allReduce": {
-        if (req.lowPrecision || dtype === "float16") throw new Error("lowPrecision and float16 all-reduces are not served by the mpi backend");
         const bufs = req.bufs as BufRef[];
         const divisor = req.op === "avg" ? (req.divisor ?? this.size) : 1;
-        // One buffer of a dtype MPI knows reduces in place; bfloat16 or several buffers through a staging copy.
-        if (bufs.length === 1 && dtype !== "bfloat16") {
+        // One buffer of a dtype MPI knows reduces in place; 16-bit floats or several buffers through
+        // a staging copy. MPI has no 16-bit float types: bfloat16 and float16 (lowPrecision or not)
+        // travel as float32 and are rounded once, twice the bytes of the default backend's lowPrecision.
+        const half = dtype === "bfloat16" || dtype === "float16";
+        if (bufs.length === 1 && !half) {
           const b = bufs[0]!;
           const e = DTYPE_BYTES[dtype];
           const id = this.mpi.iallReduce(b.data, b.offset * e, b.numel, code, OP_CODE[req.op]);
           return { id, done: () => divisor !== 1 && loadCommNative().divideBy(code, b.data, b.offset * e, b.numel, divisor) };
         }
-        const wide = dtype === "bfloat16" ? "float32" : dtype;
+        const wide = half ? "float32" : dtype;
         const stage = gather(bufs, dtype, wide);
         const id = this.mpi.iallReduce(stage, 0, stage.length, DTYPE_CODE[wide], OP_CODE[req.op]);
         return {
@@ -98,8 +100,8 @@ export class MpiClient {
       case "broadcast": {
         const b = req.buf;
         const e = DTYPE_BYTES[dtype];
-        // bfloat16 moves as bytes: a broadcast copies, it does not compute.
-        const [n, c] = dtype === "bfloat16" ? [b.numel * e, DTYPE_CODE.uint8] : [b.numel, code];
+        // 16-bit floats move as bytes: a broadcast copies, it does not compute.
+        const [n, c] = dtype === "bfloat16" || dtype === "float16" ? [b.numel * e, DTYPE_CODE.uint8] : [b.numel, code];
         return { id: this.mpi.ibroadcast(b.data, b.offset * e, n, c, req.root), done: () => {} };
       }
       case "allGather": {
@@ -174,11 +176,12 @@ function bytesOf(b: BufRef, dtype: CommDType): Uint8Array {
 function gather(bufs: BufRef[], dtype: CommDType, wide: CommDType): TypedArray {
   const total = bufs.reduce((n, b) => n + b.numel, 0);
   const native = loadCommNative();
-  if (dtype === "bfloat16") {
+  if (dtype === "bfloat16" || dtype === "float16") {
     const out = new Float32Array(total);
+    const widen = dtype === "bfloat16" ? native.bf16ToF32 : native.f16ToF32;
     let at = 0;
     for (const b of bufs) {
-      native.bf16ToF32(b.data as Uint16Array, b.offset, out, at, b.numel);
+      widen(b.data as Uint16Array, b.offset, out, at, b.numel);
       at += b.numel;
     }
     return out;
@@ -198,6 +201,7 @@ function scatter(stage: TypedArray, bufs: BufRef[], dtype: CommDType): void {
   let at = 0;
   for (const b of bufs) {
     if (dtype === "bfloat16") native.f32ToBf16(stage as Float32Array, at, b.data as Uint16Array, b.offset, b.numel);
+    else if (dtype === "float16") native.f32ToF16(stage as Float32Array, at, b.data as Uint16Array, b.offset, b.numel);
     else bytesOf(b, dtype).set(new Uint8Array(stage.buffer, stage.byteOffset + at * DTYPE_BYTES[dtype], b.numel * DTYPE_BYTES[dtype]));
     at += b.numel;
   }
