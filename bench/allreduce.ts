@@ -9,7 +9,7 @@
 // mpicc and mpirun are installed (Debian: libopenmpi-dev), MPI_Allreduce itself too (bench/mpi/allreduce.c).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -27,7 +27,7 @@ interface Row {
 }
 
 async function rank(): Promise<void> {
-  await dist.initProcessGroup();
+  await dist.initProcessGroup(process.env.BENCH_BACKEND === "mpi" ? { backend: "mpi" } : {});
   const rows: Row[] = [];
   for (const mb of SIZES_MB) {
     const n = (mb * 2 ** 20) / 4;
@@ -102,6 +102,20 @@ function peerRows(stdout: string): Map<number, Row> {
   return rows;
 }
 
+/** ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun, where its addon is built. */
+function runRingtorchMpi(): Row[] | string {
+  if (spawnSync("sh", ["-c", "command -v mpirun"]).status !== 0) return "ringtorch's mpi backend was not measured: mpirun is not installed";
+  if (!existsSync(fileURLToPath(new URL("../build/Release/ringtorch_mpi.node", import.meta.url)))) {
+    return "ringtorch's mpi backend was not measured: its addon is not built (Debian: libopenmpi-dev, then npm run build:native)";
+  }
+  const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi" };
+  for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
+  const r = spawnSync("mpirun", [...asRoot, "-np", String(WORLD), process.execPath, "--import", "tsx", fileURLToPath(import.meta.url)], { encoding: "utf8", env, timeout: 600_000 });
+  const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
+  return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
+}
+
 function runMpi(): Map<number, Row> | string {
   const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
   if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
@@ -128,12 +142,14 @@ async function main(): Promise<void> {
   const shm = await runRingtorch({ RINGTORCH_TRANSPORT: "auto" });
   const streams = process.env.RINGTORCH_TCP_STREAMS ?? "4";
   const tcp = await runRingtorch({ RINGTORCH_TRANSPORT: "tcp", RINGTORCH_TCP_STREAMS: streams });
+  const rtMpi = runRingtorchMpi();
   const gloo = runGloo();
   const mpi = runMpi();
   console.log(`all-reduce, float32, ${WORLD} processes on one machine; medians of 7 rounds; algbw = bytes per rank / time, busbw = algbw × ${busFactor}`);
-  console.log(`ringtorch shm: shared memory; ringtorch tcp: loopback TCP, ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS)`);
-  console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | gloo ms | gloo algbw | tcp/gloo | shm/gloo | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
-  console.log("----- | ------ | --------- | ------ | --------- | --------- | ------- | ---------- | -------- | -------- | ------ | --------- | ------- | -------");
+  console.log(`shm, tcp: ringtorch over shared memory / loopback TCP with ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS); ` +
+    'rt-mpi: ringtorch\'s backend "mpi" (collectives on Open MPI); MPI: MPI_Allreduce in C (bench/mpi/allreduce.c)');
+  console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | gloo ms | gloo algbw | tcp/gloo | shm/gloo | rt-mpi algbw | rt-mpi/shm | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
+  console.log("----- | ------ | --------- | ------ | --------- | --------- | ------- | ---------- | -------- | -------- | ------------ | ---------- | ------ | --------- | ------- | -------");
   for (const [i, row] of shm.rows.entries()) {
     const t = tcp.rows[i]!;
     const salg = gbps(row.mb, row.medianMs);
@@ -142,6 +158,8 @@ async function main(): Promise<void> {
     const galg = g ? gbps(g.mb, g.medianMs) : NaN;
     const m = typeof mpi === "string" ? undefined : mpi.get(row.mb);
     const malg = m ? gbps(m.mb, m.medianMs) : NaN;
+    const rm = typeof rtMpi === "string" ? undefined : rtMpi[i];
+    const rmalg = rm ? gbps(rm.mb, rm.medianMs) : NaN;
     const cells = [
       `${row.mb} MB`.padEnd(5),
       cell(row.medianMs, 6),
@@ -153,6 +171,8 @@ async function main(): Promise<void> {
       cell(galg, 10),
       `${cell(talg / galg, 7)}x`,
       `${cell(salg / galg, 7)}x`,
+      cell(rmalg, 12),
+      `${cell(rmalg / salg, 9)}x`,
       cell(m ? m.medianMs : NaN, 6),
       cell(malg, 9),
       `${cell(salg / malg, 6)}x`,
@@ -162,6 +182,7 @@ async function main(): Promise<void> {
   }
   if (typeof gloo === "string") console.log(`note: ${gloo}`);
   if (typeof mpi === "string") console.log(`note: ${mpi}`);
+  if (typeof rtMpi === "string") console.log(`note: ${rtMpi}`);
 }
 
 if (process.env.BENCH_ROLE === "rank") await rank();
