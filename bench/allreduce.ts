@@ -2,12 +2,14 @@
 //
 // All-reduce of 1, 16 and 64 MB of float32 between 2 processes on this machine, measured the way
 // bench/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
-// median), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same run. Prints algorithm bandwidth (bytes
-// per rank / time) and bus bandwidth (algbw × 2(n-1)/n, what each link carries). Where Open MPI's
+// median), over shared memory and over loopback TCP (RINGTORCH_TCP_STREAMS connections per pair,
+// 4 unless set), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same
+// run. Prints algorithm bandwidth (bytes per rank / time) and bus bandwidth (algbw × 2(n-1)/n,
+// what each link carries). Where Open MPI's
 // mpicc and mpirun are installed (Debian: libopenmpi-dev), MPI_Allreduce itself too (bench/mpi/allreduce.c).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
@@ -25,7 +27,7 @@ interface Row {
 }
 
 async function rank(): Promise<void> {
-  await dist.initProcessGroup();
+  await dist.initProcessGroup(process.env.BENCH_BACKEND === "mpi" ? { backend: "mpi" } : {});
   const rows: Row[] = [];
   for (const mb of SIZES_MB) {
     const n = (mb * 2 ** 20) / 4;
@@ -58,13 +60,13 @@ function freePort(): Promise<number> {
   });
 }
 
-async function runRingtorch(): Promise<{ rows: Row[]; transports: string[] }> {
+async function runRingtorch(extraEnv: Record<string, string>): Promise<{ rows: Row[]; transports: string[] }> {
   const port = await freePort();
   const token = randomBytes(16).toString("hex");
   const self = fileURLToPath(import.meta.url);
   const children = Array.from({ length: WORLD }, (_, r) =>
     spawn(process.execPath, ["--import", "tsx", self], {
-      env: { ...process.env, BENCH_ROLE: "rank", MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), RANK: String(r), WORLD_SIZE: String(WORLD), RINGTORCH_STORE_TOKEN: token },
+      env: { ...process.env, ...extraEnv, BENCH_ROLE: "rank", MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), RANK: String(r), WORLD_SIZE: String(WORLD), RINGTORCH_STORE_TOKEN: token },
       stdio: ["ignore", "pipe", "inherit"],
     }),
   );
@@ -100,6 +102,20 @@ function peerRows(stdout: string): Map<number, Row> {
   return rows;
 }
 
+/** ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun, where its addon is built. */
+function runRingtorchMpi(): Row[] | string {
+  if (spawnSync("sh", ["-c", "command -v mpirun"]).status !== 0) return "ringtorch's mpi backend was not measured: mpirun is not installed";
+  if (!existsSync(fileURLToPath(new URL("../build/Release/ringtorch_mpi.node", import.meta.url)))) {
+    return "ringtorch's mpi backend was not measured: its addon is not built (Debian: libopenmpi-dev, then npm run build:native)";
+  }
+  const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi" };
+  for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
+  const r = spawnSync("mpirun", [...asRoot, "-np", String(WORLD), process.execPath, "--import", "tsx", fileURLToPath(import.meta.url)], { encoding: "utf8", env, timeout: 600_000 });
+  const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
+  return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
+}
+
 function runMpi(): Map<number, Row> | string {
   const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
   if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
@@ -120,38 +136,53 @@ function runMpi(): Map<number, Row> | string {
 const gbps = (mb: number, ms: number) => (mb * 2 ** 20) / (ms / 1000) / 1e9;
 const busFactor = (2 * (WORLD - 1)) / WORLD;
 
+const cell = (v: number, width: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : "n/a").padStart(width);
+
 async function main(): Promise<void> {
-  const ours = await runRingtorch();
+  const shm = await runRingtorch({ RINGTORCH_TRANSPORT: "auto" });
+  const streams = process.env.RINGTORCH_TCP_STREAMS ?? "4";
+  const tcp = await runRingtorch({ RINGTORCH_TRANSPORT: "tcp", RINGTORCH_TCP_STREAMS: streams });
+  const rtMpi = runRingtorchMpi();
   const gloo = runGloo();
   const mpi = runMpi();
-  console.log(`all-reduce, float32, ${WORLD} processes on one machine (ringtorch over ${ours.transports.filter((t) => t !== "self").join(",")}); medians of 7 rounds`);
-  console.log("size  | ringtorch ms | algbw GB/s | busbw GB/s | gloo ms | gloo algbw | gloo busbw | ringtorch/gloo | MPI ms | MPI algbw | ringtorch/MPI");
-  console.log("----- | ------------ | ---------- | ---------- | ------- | ---------- | ---------- | -------------- | ------ | --------- | -------------");
-  for (const row of ours.rows) {
-    const alg = gbps(row.mb, row.medianMs);
+  console.log(`all-reduce, float32, ${WORLD} processes on one machine; medians of 7 rounds; algbw = bytes per rank / time, busbw = algbw × ${busFactor}`);
+  console.log(`shm, tcp: ringtorch over shared memory / loopback TCP with ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS); ` +
+    'rt-mpi: ringtorch\'s backend "mpi" (collectives on Open MPI); MPI: MPI_Allreduce in C (bench/mpi/allreduce.c)');
+  console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | gloo ms | gloo algbw | tcp/gloo | shm/gloo | rt-mpi algbw | rt-mpi/shm | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
+  console.log("----- | ------ | --------- | ------ | --------- | --------- | ------- | ---------- | -------- | -------- | ------------ | ---------- | ------ | --------- | ------- | -------");
+  for (const [i, row] of shm.rows.entries()) {
+    const t = tcp.rows[i]!;
+    const salg = gbps(row.mb, row.medianMs);
+    const talg = gbps(t.mb, t.medianMs);
     const g = typeof gloo === "string" ? undefined : gloo.get(row.mb);
     const galg = g ? gbps(g.mb, g.medianMs) : NaN;
+    const m = typeof mpi === "string" ? undefined : mpi.get(row.mb);
+    const malg = m ? gbps(m.mb, m.medianMs) : NaN;
+    const rm = typeof rtMpi === "string" ? undefined : rtMpi[i];
+    const rmalg = rm ? gbps(rm.mb, rm.medianMs) : NaN;
     const cells = [
       `${row.mb} MB`.padEnd(5),
-      row.medianMs.toFixed(2).padStart(12),
-      alg.toFixed(2).padStart(10),
-      (alg * busFactor).toFixed(2).padStart(10),
-      g ? g.medianMs.toFixed(2).padStart(7) : "    n/a",
-      g ? galg.toFixed(2).padStart(10) : "       n/a",
-      g ? (galg * busFactor).toFixed(2).padStart(10) : "       n/a",
-      g ? `${(alg / galg).toFixed(2)}x`.padStart(14) : "           n/a",
-      ...mpiCells(alg, typeof mpi === "string" ? undefined : mpi.get(row.mb)),
+      cell(row.medianMs, 6),
+      cell(salg, 9),
+      cell(t.medianMs, 6),
+      cell(talg, 9),
+      cell(talg * busFactor, 9),
+      cell(g ? g.medianMs : NaN, 7),
+      cell(galg, 10),
+      `${cell(talg / galg, 7)}x`,
+      `${cell(salg / galg, 7)}x`,
+      cell(rmalg, 12),
+      `${cell(rmalg / salg, 9)}x`,
+      cell(m ? m.medianMs : NaN, 6),
+      cell(malg, 9),
+      `${cell(salg / malg, 6)}x`,
+      `${cell(talg / malg, 6)}x`,
     ];
     console.log(cells.join(" | "));
   }
   if (typeof gloo === "string") console.log(`note: ${gloo}`);
   if (typeof mpi === "string") console.log(`note: ${mpi}`);
-}
-
-function mpiCells(alg: number, m: Row | undefined): string[] {
-  if (!m) return ["   n/a", "      n/a", "          n/a"];
-  const malg = gbps(m.mb, m.medianMs);
-  return [m.medianMs.toFixed(2).padStart(6), malg.toFixed(2).padStart(9), `${(alg / malg).toFixed(2)}x`.padStart(13)];
+  if (typeof rtMpi === "string") console.log(`note: ${rtMpi}`);
 }
 
 if (process.env.BENCH_ROLE === "rank") await rank();

@@ -45,3 +45,6 @@ if (result.status !== 0) {
   }
   console.warn(msg);
 }
+// The optional MPI addon, after node-gyp (a rebuild empties build/).
+const mpi = spawnSync(process.execPath, [join(dirname(new URL(import.meta.url).pathname), "build-mpi.js")], { stdio: "inherit" });
+if (mpi.status !== 0 && process.env.RINGTORCH_REQUIRE_NATIVE === "1") process.exit(mpi.status ?? 1);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,18 @@ void Ring(Doorbell* bell);
 // Sleeps on bell until it is rung after `seen` was read, or `timeout_us` passes.
 void SleepOn(Doorbell* bell, uint32_t seen, int64_t timeout_us);
 
+// One TCP connection to a peer. A peer may have several (RINGTORCH_TCP_STREAMS): a large message
+// is then cut into one contiguous part per stream, each sent with its own header, so that the
+// parts move in parallel (each stream's part on its own thread, see CommRun).
+struct Stream {
+  int fd = -1;
+  uint8_t rx_header[16];
+  std::vector<uint8_t> stage;  // receive staging for reductions
+  size_t stage_fill = 0;
+};
+
+constexpr int kMaxStreams = 8;
+
 struct Peer {
   int kind = 0;  // 0 unconnected, 1 shared memory, 2 tcp
   SegmentHeader* header = nullptr;
@@ -90,12 +103,11 @@ struct Peer {
   Doorbell* bell = nullptr;
   int pid = 0;
   int pidfd = -1;
-  int fd = -1;
   bool dead = false;
   bool failed = false;
-  uint8_t rx_header[16];
-  std::vector<uint8_t> stage;  // TCP receive staging for reductions
-  size_t stage_fill = 0;
+  // TCP connections (kind 2); every peer has at least one entry, whose stage_fill a same-host
+  // transfer points at (and never uses).
+  std::vector<Stream> streams = std::vector<Stream>(1);
 };
 
 struct Mapping {
@@ -110,6 +122,8 @@ struct Comm {
   uint32_t slots = 0;
   int64_t spin_us = 50;
   size_t streaming_bytes = size_t(1) << 62;
+  // TCP messages of at least this many bytes are cut across all of a peer's streams.
+  size_t stripe_bytes = size_t(1) << 62;
   void* segment = nullptr;
   size_t segment_bytes = 0;
   Doorbell* bell = nullptr;
@@ -130,6 +144,7 @@ struct Segment {
 // included) so that a batch can be resumed after kStalled.
 struct Transfer {
   int peer;
+  int stream;  // which of the peer's TCP connections carries it (0 for shared memory)
   int kind;  // 0 send, 1 receive (copy), 2 receive and reduce
   uint8_t* buf;
   size_t bytes;
@@ -154,7 +169,27 @@ struct Transfer {
   size_t* stage_fill;
 };
 
-int RunTransfers(Comm* comm, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms);
+// Progresses `ops` until all are done, one fails, `timeout_ms` passes, nothing moved for
+// `stall_ms` (kStalled), or `cancel` is set (kAborted). Explanations go to `err`, so that several
+// threads may run disjoint batches of one communicator at once.
+int RunTransfers(Comm* comm, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms, std::string& err,
+                 const std::atomic<bool>* cancel);
+
+// Numbers per transfer in CommRun's descriptor: 15 that link.ts fills, then one progress counter
+// per stream for a message cut across several TCP connections.
+constexpr int kBaseFields = 15;
+constexpr int kFields = kBaseFields + kMaxStreams;
+
+// The transfers as they travel: each TCP message of at least comm.stripe_bytes cut into one part
+// per stream of its peer (`first[i]`..`first[i + 1]` are message i's parts in `flows`), the
+// parts' progress counted in `desc`; `parts` owns the scattered parts' segment lists. Returns an
+// explanation when a gated send cannot follow its receive part by part.
+std::string Stripe(Comm& c, const std::vector<Transfer>& ops, double* desc, std::deque<std::vector<Segment>>& parts,
+                   std::vector<Transfer>& flows, std::vector<size_t>& first);
+// Runs the flows, each stream past the first on a thread of its own, and sets each cut
+// message's progress in `desc` to done once all its parts are. Sets comm.last_error.
+int RunStriped(Comm& c, const std::vector<Transfer>& ops, const std::vector<Transfer>& flows,
+               const std::vector<size_t>& first, double* desc, int64_t timeout_ms, int64_t stall_ms);
 
 int64_t NowMicros();
 bool PeerAlive(Peer& p);

@@ -57,9 +57,9 @@ std::string Describe(const Transfer& t) {
          " done)";
 }
 
-int CheckHeader(Comm* c, const Transfer& t, const MessageHeader& h) {
+int CheckHeader(std::string& err, const Transfer& t, const MessageHeader& h) {
   if (h.tag == t.tag && h.code == t.code && h.bytes == t.bytes) return kOk;
-  c->last_error = "mismatch: rank " + std::to_string(t.peer) + " sent tag " + std::to_string(h.tag) + " code " +
+  err = "mismatch: rank " + std::to_string(t.peer) + " sent tag " + std::to_string(h.tag) + " code " +
                   std::to_string(h.code) + " bytes " + std::to_string(h.bytes) + "; this rank expected tag " +
                   std::to_string(t.tag) + " code " + std::to_string(t.code) + " bytes " + std::to_string(t.bytes);
   return kMismatch;
@@ -173,26 +173,26 @@ bool ShmSend(Comm* c, Transfer& t, Peer& p, size_t limit) {
   return moved;
 }
 
-int ShmRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
+int ShmRecv(Comm* c, Transfer& t, Peer& p, bool& moved, std::string& err) {
   uint64_t tail = p.in->tail.load(std::memory_order_relaxed);
   while (!Done(t) && p.in->head.load(std::memory_order_acquire) > tail) {
     const uint8_t* slot = p.in_slots + (tail % c->slots) * size_t(c->slot_bytes);
     size_t size = p.in->sizes[tail % c->slots];
     size_t prog = Progress(t), used = 0;
     if (size > c->slot_bytes || (prog == 0 && size < kMessageHeaderBytes)) {
-      c->last_error = "mismatch: rank " + std::to_string(t.peer) + " wrote a malformed slot";
+      err = "mismatch: rank " + std::to_string(t.peer) + " wrote a malformed slot";
       return kMismatch;
     }
     if (prog == 0) {
       MessageHeader h;
       memcpy(&h, slot, sizeof(h));
-      if (int st = CheckHeader(c, t, h)) return st;
+      if (int st = CheckHeader(err, t, h)) return st;
       used = kMessageHeaderBytes;
     }
     size_t got = prog == 0 ? 0 : prog - kMessageHeaderBytes;
     size_t n = size - used;
     if (got + n > t.bytes) {
-      c->last_error = "mismatch: rank " + std::to_string(t.peer) + " sent more bytes than the " +
+      err = "mismatch: rank " + std::to_string(t.peer) + " sent more bytes than the " +
                       std::to_string(t.bytes) + " this rank expected";
       return kMismatch;
     }
@@ -206,16 +206,16 @@ int ShmRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
   return kOk;
 }
 
-int SocketError(Comm* c, const Transfer& t, int err) {
-  if (err == ECONNRESET || err == EPIPE) {
-    c->last_error = "rank " + std::to_string(t.peer) + " closed its connection (" + strerror(err) + ") while " + Describe(t);
+int SocketError(std::string& err, const Transfer& t, int code) {
+  if (code == ECONNRESET || code == EPIPE) {
+    err = "rank " + std::to_string(t.peer) + " closed its connection (" + strerror(code) + ") while " + Describe(t);
     return kPeerClosed;
   }
-  c->last_error = std::string("socket error ") + strerror(err) + " while " + Describe(t);
+  err = std::string("socket error ") + strerror(code) + " while " + Describe(t);
   return kIoError;
 }
 
-int TcpSend(Comm* c, Transfer& t, Peer& p, size_t limit, bool& moved) {
+int TcpSend(Transfer& t, Stream& p, size_t limit, bool& moved, std::string& err) {
   while (!Done(t)) {
     size_t prog = Progress(t);
     MessageHeader h{t.tag, t.code, t.bytes};
@@ -238,12 +238,12 @@ int TcpSend(Comm* c, Transfer& t, Peer& p, size_t limit, bool& moved) {
       continue;
     }
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return kOk;
-    return SocketError(c, t, r < 0 ? errno : EPIPE);
+    return SocketError(err, t, r < 0 ? errno : EPIPE);
   }
   return kOk;
 }
 
-int TcpRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
+int TcpRecv(Comm* c, Transfer& t, Stream& p, bool& moved, std::string& err) {
   const size_t es = t.kind == 2 ? DTypeSize(t.dtype) : 1;
   while (!Done(t)) {
     size_t prog = Progress(t);
@@ -262,7 +262,7 @@ int TcpRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
         if (r > 0) (*t.stage_fill) += size_t(r);
         size_t whole = (*t.stage_fill) - (*t.stage_fill) % es;
         if (whole == 0 && want == 0) {
-          c->last_error = "a message from rank " + std::to_string(t.peer) + " ended inside an element";
+          err = "a message from rank " + std::to_string(t.peer) + " ended inside an element";
           return kMismatch;
         }
         Consume(c, t, p.stage.data(), prog - kMessageHeaderBytes, whole);
@@ -274,12 +274,12 @@ int TcpRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
       }
     }
     if (r == 0) {
-      c->last_error = "rank " + std::to_string(t.peer) + " closed its connection (did it exit?) while " + Describe(t);
+      err = "rank " + std::to_string(t.peer) + " closed its connection (did it exit?) while " + Describe(t);
       return kPeerClosed;
     }
     if (r == -1) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return kOk;
-      return SocketError(c, t, errno);
+      return SocketError(err, t, errno);
     }
     moved = true;
     if (prog < kMessageHeaderBytes) {
@@ -287,7 +287,7 @@ int TcpRecv(Comm* c, Transfer& t, Peer& p, bool& moved) {
       if (Progress(t) == kMessageHeaderBytes) {
         MessageHeader h;
         memcpy(&h, p.rx_header, sizeof(h));
-        if (int st = CheckHeader(c, t, h)) return st;
+        if (int st = CheckHeader(err, t, h)) return st;
       }
       continue;
     }
@@ -303,7 +303,8 @@ bool ShmReady(Comm* c, const Transfer& t, const Peer& p) {
 
 }  // namespace
 
-int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms) {
+int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms, std::string& err,
+                 const std::atomic<bool>* cancel) {
   const int64_t start = NowMicros();
   const int64_t deadline = start + timeout_ms * 1000;
   int64_t last_progress = start, last_liveness = start;
@@ -311,7 +312,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
   std::vector<pollfd> pfds;
   for (auto& t : ops) {
     Peer& p = c->peers[t.peer];
-    if (t.kind == 2 && p.kind == 2 && p.stage.empty()) p.stage.resize(1 << 18);
+    if (t.kind == 2 && p.kind == 2 && p.streams[size_t(t.stream)].stage.empty()) p.streams[size_t(t.stream)].stage.resize(1 << 18);
   }
   for (;;) {
     bool all_done = true, moved = false, any_tcp = false, any_shm = false;
@@ -320,9 +321,9 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       active[i] = 0;
       if (Done(t)) continue;
       all_done = false;
-      bool earlier = false;  // one message at a time per peer and direction: the channel is FIFO
+      bool earlier = false;  // one message at a time per connection and direction: each is FIFO
       for (size_t j = 0; j < i && !earlier; j++) {
-        earlier = ops[j].peer == t.peer && IsSend(ops[j]) == IsSend(t) && !Done(ops[j]);
+        earlier = ops[j].peer == t.peer && ops[j].stream == t.stream && IsSend(ops[j]) == IsSend(t) && !Done(ops[j]);
       }
       if (earlier) continue;
       active[i] = 1;
@@ -331,12 +332,13 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       if (p.kind == 1) {
         any_shm = true;
         if (IsSend(t)) moved |= ShmSend(c, t, p, SendLimit(t, ops));
-        else st = ShmRecv(c, t, p, moved);
+        else st = ShmRecv(c, t, p, moved, err);
       } else if (p.kind == 2) {
         any_tcp = true;
-        st = IsSend(t) ? TcpSend(c, t, p, SendLimit(t, ops), moved) : TcpRecv(c, t, p, moved);
+        Stream& s = p.streams[size_t(t.stream)];
+        st = IsSend(t) ? TcpSend(t, s, SendLimit(t, ops), moved, err) : TcpRecv(c, t, s, moved, err);
       } else {
-        c->last_error = "no transport to rank " + std::to_string(t.peer);
+        err = "no transport to rank " + std::to_string(t.peer);
         return kIoError;
       }
       if (st != kOk) return st;
@@ -347,8 +349,8 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       last_progress = now;
       continue;
     }
-    if (c->aborted.load()) {
-      c->last_error = "aborted";
+    if (c->aborted.load() || (cancel && cancel->load())) {
+      err = "aborted";
       return kAborted;
     }
     if (now >= deadline) {
@@ -358,7 +360,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       for (size_t i = 0; i < ops.size(); i++) {
         if (active[i]) waiting += (waiting.empty() ? "" : "; ") + Describe(ops[i]);
       }
-      c->last_error = "timed out " + waiting;
+      err = "timed out " + waiting;
       return kTimeout;
     }
     if (stall_ms > 0 && now - last_progress >= stall_ms * 1000) return kStalled;
@@ -367,7 +369,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       for (size_t i = 0; i < ops.size(); i++) {
         Peer& p = c->peers[ops[i].peer];
         if (active[i] && p.kind == 1 && !PeerAlive(p)) {
-          c->last_error = "rank " + std::to_string(ops[i].peer) + " (pid " + std::to_string(p.pid) + ") " +
+          err = "rank " + std::to_string(ops[i].peer) + " (pid " + std::to_string(p.pid) + ") " +
                           (p.dead ? "exited" : "gave up on the group after its own failure") + " while " +
                           Describe(ops[i]);
           return p.dead ? kPeerDied : kPeerClosed;
@@ -390,7 +392,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       pfds.clear();
       for (size_t i = 0; i < ops.size(); i++) {
         Peer& p = c->peers[ops[i].peer];
-        if (active[i] && p.kind == 2) pfds.push_back({p.fd, short(IsSend(ops[i]) ? POLLOUT : POLLIN), 0});
+        if (active[i] && p.kind == 2) pfds.push_back({p.streams[size_t(ops[i].stream)].fd, short(IsSend(ops[i]) ? POLLOUT : POLLIN), 0});
       }
       // With a same-host peer in the batch too, poll without sleeping for a while so that its
       // doorbell-less progress is seen promptly, then settle into 1 ms naps.

@@ -73,6 +73,7 @@ Napi::Value CommCreate(const Napi::CallbackInfo& info) {
   c->slots = uint32_t(Num(info, 3));
   c->spin_us = int64_t(Num(info, 4));
   c->streaming_bytes = size_t(Num(info, 5));
+  if (info.Length() > 6) c->stripe_bytes = size_t(Num(info, 6));
   c->peers.resize(size_t(c->world));
   std::lock_guard<std::mutex> lock(g_mu);
   g_comms.push_back(c);
@@ -137,13 +138,14 @@ Napi::Value CommAttachTcpPeer(const Napi::CallbackInfo& info) {
   if (!c) return Fail(info.Env(), "no such communicator");
   int peer = int(Num(info, 1));
   if (peer < 0 || peer >= c->world || peer == c->rank) return Fail(info.Env(), "bad peer rank");
+  int stream = info.Length() > 3 ? int(Num(info, 3)) : 0;
+  if (stream < 0 || stream >= kMaxStreams) return Fail(info.Env(), "bad stream index");
   Peer& p = c->peers[size_t(peer)];
   p.kind = 2;
-  p.fd = int(Num(info, 2));
+  if (p.streams.size() <= size_t(stream)) p.streams.resize(size_t(stream) + 1);
+  p.streams[size_t(stream)].fd = int(Num(info, 2));
   return info.Env().Undefined();
 }
-
-constexpr int kFields = 15;
 
 // (handle, desc, count, bufs, timeoutMs, stallMs, segments): `desc` holds kFields numbers per
 // transfer (see src/distributed/engine/link.ts); a scattered message's pieces are triples
@@ -195,7 +197,8 @@ Napi::Value CommRun(const Napi::CallbackInfo& info) {
     t.segs = nullptr;
     t.nsegs = 0;
     if (t.peer < 0 || t.peer >= c->world || t.peer == c->rank) return Fail(env, "transfer to a bad peer rank");
-    t.stage_fill = &c->peers[size_t(t.peer)].stage_fill;
+    t.stream = 0;
+    t.stage_fill = &c->peers[size_t(t.peer)].streams[0].stage_fill;
     if (t.gate >= 0 && (size_t(t.gate) >= count || t.kind != 0 || int(desc[size_t(t.gate) * kFields + 1]) == 0)) {
       return Fail(env, "a send can only be gated on a receive of the same batch");
     }
@@ -242,7 +245,12 @@ Napi::Value CommRun(const Napi::CallbackInfo& info) {
   int64_t timeout_ms = int64_t(Num(info, 4));
   int64_t stall_ms = int64_t(Num(info, 5));
   c->last_error.clear();
-  int status = RunTransfers(c.get(), ops, timeout_ms, stall_ms);
+  std::deque<std::vector<Segment>> parts;
+  std::vector<Transfer> flows;
+  std::vector<size_t> first;
+  std::string bad = Stripe(*c, ops, desc, parts, flows, first);
+  if (!bad.empty()) return Fail(env, bad);
+  int status = RunStriped(*c, ops, flows, first, desc, timeout_ms, stall_ms);
   return Napi::Number::New(env, status);
 }
 
@@ -293,9 +301,12 @@ Napi::Value CommDestroy(const Napi::CallbackInfo& info) {
   }
   if (!c) return info.Env().Undefined();
   for (auto& p : c->peers) {
-    if (p.fd >= 0) close(p.fd);
+    for (auto& s : p.streams) {
+      if (s.fd >= 0) close(s.fd);
+      s.fd = -1;
+    }
     if (p.pidfd >= 0) close(p.pidfd);
-    p.fd = p.pidfd = -1;
+    p.pidfd = -1;
   }
   for (auto& m : c->mappings) munmap(m.addr, m.bytes);
   c->mappings.clear();
@@ -422,7 +433,7 @@ Napi::Value DivideByJs(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void RegisterComm(Napi::Env env, Napi::Object exports) {
-  exports.Set("commVersion", Napi::Number::New(env, 4));
+  exports.Set("commVersion", Napi::Number::New(env, 5));
   Napi::Object comm = Napi::Object::New(env);
   comm.Set("create", Napi::Function::New(env, CommCreate));
   comm.Set("createSegment", Napi::Function::New(env, CommCreateSegment));

@@ -1,5 +1,6 @@
 import type { Algorithm } from "./engine/messages.js";
 import { parseAlgorithm } from "./engine/select.js";
+import { MAX_TCP_STREAMS } from "./native.js";
 
 /**
  * The environment variables ringtorch.distributed reads. The torchrun contract:
@@ -26,6 +27,8 @@ import { parseAlgorithm } from "./engine/select.js";
  * | RINGTORCH_DISTRIBUTED_DEBUG | OFF | `DETAIL` checks that all ranks call the same collective with the same shapes |
  * | RINGTORCH_TIMEOUT_MS | 1800000 | default timeout of init and of every collective |
  * | RINGTORCH_SOCKET_ADDR | the address that reaches the store | the one address TCP transports listen on |
+ * | RINGTORCH_TCP_STREAMS | 4 | TCP connections per pair of ranks (1..8), each driven by its own thread for large messages; all ranks must agree |
+ * | RINGTORCH_TCP_STRIPE_KB | 1024 | TCP messages this large are cut into one part per stream (0: all but the smallest, for tests) |
  * | RINGTORCH_SHM_SLOT_KB, RINGTORCH_SHM_SLOTS | 256, 8 | shared-memory ring: slot size and count per pair |
  * | RINGTORCH_SPIN_US | 50 | how long a waiting rank spins before it yields, then sleeps |
  * | RINGTORCH_STREAMING_KB | 8192 | received messages this large are written around the cache |
@@ -38,6 +41,8 @@ export interface CommEnv {
   debugDetail: boolean;
   timeoutMs: number | undefined;
   socketAddr: string | undefined;
+  tcpStreams: number;
+  stripeBytes: number;
   slotBytes: number;
   slots: number;
   spinUs: number;
@@ -58,6 +63,8 @@ export function readCommEnv(env: NodeJS.ProcessEnv = process.env): CommEnv {
     debugDetail: debug === "DETAIL",
     timeoutMs: env.RINGTORCH_TIMEOUT_MS ? intIn(env, "RINGTORCH_TIMEOUT_MS", 0, 1, 2 ** 31 - 1) : undefined,
     socketAddr: env.RINGTORCH_SOCKET_ADDR || undefined,
+    tcpStreams: intIn(env, "RINGTORCH_TCP_STREAMS", 4, 1, MAX_TCP_STREAMS),
+    stripeBytes: intIn(env, "RINGTORCH_TCP_STRIPE_KB", 1024, 0, 2 ** 30) * 1024,
     // 64 bytes over a power of two, so that a power-of-two message and its 16-byte header fill
     // whole slots (512 KiB takes 2 slots, not 3).
     slotBytes: intIn(env, "RINGTORCH_SHM_SLOT_KB", 256, 4, 16384) * 1024 + 64,

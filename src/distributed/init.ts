@@ -3,6 +3,8 @@ import { CommClient } from "./comm_client.js";
 import { readCommEnv } from "./env.js";
 import type { WorkerConfig } from "./engine/messages.js";
 import { InlineRunner } from "./inline_runner.js";
+import { MpiClient } from "./mpi/mpi_client.js";
+import { loadMpiNative } from "./mpi/mpi_native.js";
 import { loadCommNative, tryLoadCommNative } from "./native.js";
 import { ProcessGroup, type Runtime } from "./process_group.js";
 import { type Rendezvous, resolveRendezvous } from "./rendezvous.js";
@@ -15,7 +17,10 @@ import { checkArity, checkOptions } from "../util/options.js";
 import { traceGroupHook, tracing } from "../util/trace.js";
 
 export interface InitOptions {
-  /** "ringtorch" (also accepted: "gloo", "cpu", as aliases for scripts ported from torch). */
+  /**
+   * "ringtorch" (also accepted: "gloo", "cpu", as aliases for scripts ported from torch), or
+   * "mpi": collectives on the system's MPI library, under mpirun (see initMpi).
+   */
   backend?: string;
   /** "env://" (default: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE) or "tcp://host:port". */
   initMethod?: string;
@@ -31,6 +36,8 @@ interface World {
   runtime: Runtime;
   world: ProcessGroup;
   client: CommClient | null;
+  /** The mpi backend's client, instead of `client`, `store` and the transports. */
+  mpi?: MpiClient;
   store: TCPStore | null;
   storeHost: StoreHost | null;
   prefix: string;
@@ -60,12 +67,7 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
   checkOptions("initProcessGroup", opts, ["backend", "initMethod", "rank", "worldSize", "timeoutMs", "token"]);
   if (current) throw new Error("initProcessGroup: the default process group is already initialised; call destroyProcessGroup() first");
   const backend = opts.backend ?? "ringtorch";
-  if (backend === "mpi") {
-    throw new Error(
-      'initProcessGroup: backend "mpi" (collectives on an MPI library) is not part of this build. Under mpirun, leave the backend out: ' +
-        "ranks come from Open MPI's variables and the collectives run on ringtorch's own shared-memory and TCP transports",
-    );
-  }
+  if (backend === "mpi") return initMpi(opts);
   if (!["ringtorch", "gloo", "cpu"].includes(backend)) {
     throw new Error(`initProcessGroup: backend ${JSON.stringify(backend)} is not available; ringtorch has one CPU backend, "ringtorch" (alias "gloo")`);
   }
@@ -89,6 +91,8 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
         timeoutMs,
         transport: cenv.transport,
         listenHost: cenv.socketAddr ?? null,
+        tcpStreams: cenv.tcpStreams,
+        stripeBytes: cenv.stripeBytes,
         slotBytes: cenv.slotBytes,
         slots: cenv.slots,
         spinUs: cenv.spinUs,
@@ -195,6 +199,10 @@ export async function destroyProcessGroup(group?: ProcessGroup): Promise<void> {
   defaultWorld.rank = () => undefined;
   defaultWorld.worldSize = () => undefined;
   await w.client?.shutdown();
+  if (w.mpi) {
+    mpiFinalized = true;
+    await w.mpi.shutdown();
+  }
   if (w.store) {
     const me = w.runtime.rank;
     await w.store.set(`${w.prefix}/destroyed/${me}`, "1").catch(() => {});
@@ -219,7 +227,7 @@ export function isAvailable(): boolean {
 }
 
 export function getBackend(): string {
-  return "ringtorch";
+  return current?.mpi ? "mpi" : "ringtorch";
 }
 
 /** This process's rank in `group` (default: the whole job); -1 when it is not a member. */
@@ -245,6 +253,7 @@ export function newGroup(ranks?: number[]): ProcessGroup {
     if (!Number.isInteger(r) || r < 0 || r >= n) throw new Error(`newGroup: rank ${r} is not a rank of the job (0..${n - 1})`);
   }
   if (members.length === 0) throw new Error("newGroup: a group needs at least one rank");
+  if (w.mpi) w.mpi.addGroup();
   const id = w.nextGroupId++;
   w.client?.addGroup(id, members);
   return new ProcessGroup(id, members, w.runtime);
@@ -267,7 +276,33 @@ export function getGroupRank(group: ProcessGroup, globalRank: number): number {
 /** The transport this rank uses to each rank ("self", "shm" or "tcp"); for tests and diagnostics. */
 export function getTransports(): string[] {
   const w = currentWorld("getTransports");
+  if (w.mpi) return range(w.runtime.worldSize).map((r) => (r === w.runtime.rank ? "self" : "mpi"));
   return w.client ? [...w.client.transports] : ["self"];
+}
+
+let mpiFinalized = false;
+
+/**
+ * initProcessGroup({ backend: "mpi" }): rank and world size come from MPI itself (so the script
+ * must run under mpirun or srun --mpi), and the collectives run on MPI (mpi/mpi_client.ts); no
+ * store, token or ringtorch transport is involved. MPI can start only once per process.
+ */
+function initMpi(opts: InitOptions): ProcessGroup {
+  for (const k of ["initMethod", "rank", "worldSize", "token"] as const) {
+    if (opts[k] !== undefined) throw new Error(`initProcessGroup: backend "mpi" takes rank and world size from MPI; leave out ${k}`);
+  }
+  if (mpiFinalized) throw new Error('initProcessGroup: backend "mpi" cannot start again in this process (MPI allows one MPI_Init per process)');
+  const mpi = loadMpiNative();
+  const { rank, size } = mpi.init();
+  const client = new MpiClient(mpi, rank, size);
+  const timeoutMs = opts.timeoutMs ?? readCommEnv().timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const runtime: Runtime = { rank, worldSize: size, client, timeoutMs, debugDetail: false, destroyed: false };
+  const world: World = { runtime, world: new ProcessGroup(0, range(size), runtime), client: null, mpi: client, store: null, storeHost: null, prefix: "", tokenFile: null, nextGroupId: 1 };
+  current = world;
+  defaultWorld.rank = () => current?.runtime.rank;
+  defaultWorld.worldSize = () => current?.runtime.worldSize;
+  for (const [k, v] of Object.entries({ RANK: rank, WORLD_SIZE: size })) if (process.env[k] === undefined) process.env[k] = String(v);
+  return world.world;
 }
 
 /**

@@ -6,16 +6,17 @@ import type { TypedArray } from "./dtypes.js";
 
 /** The communication half of the native addon (native/comm/register.cc). */
 export interface CommNative {
-  create(rank: number, world: number, slotBytes: number, slots: number, spinUs: number, streamingBytes: number): number;
+  /** stripeBytes: TCP messages this large are cut across all of a peer's streams. */
+  create(rank: number, world: number, slotBytes: number, slots: number, spinUs: number, streamingBytes: number, stripeBytes: number): number;
   createSegment(handle: number, name: string): void;
   attachShmPeer(handle: number, peer: number, name: string, pid: number): void;
-  attachTcpPeer(handle: number, peer: number, fd: number): void;
-  /** Runs `count` transfers described by `desc` (12 numbers each); returns a Status. */
+  /** Hands the connection `fd` to the communicator as TCP stream `stream` (0..7) to `peer`. */
+  attachTcpPeer(handle: number, peer: number, fd: number, stream: number): void;
   /** The address of a typed array's first element (see AddressRef). */
   addressOf(data: TypedArray): number;
   /**
    * `segments`: (buffer index, byte offset, bytes) triples of scattered messages (link.ts); a
-   * buffer index of -1 makes the offset an address.
+   * buffer index of -1 makes the offset an address. `desc` holds DESC_FIELDS numbers per transfer (link.ts).
    */
   run(handle: number, desc: Float64Array, count: number, bufs: TypedArray[], timeoutMs: number, stallMs: number, segments?: Float64Array): number;
   lastError(handle: number): string;
@@ -55,7 +56,10 @@ export const enum TransferStatus {
 let cached: CommNative | null | undefined;
 
 /** The layout of run()'s descriptors this code writes; an addon built from older sources reads them wrong. */
-const COMM_VERSION = 4;
+const COMM_VERSION = 5;
+
+/** Most TCP connections per pair of ranks (kMaxStreams in native/comm/comm.h). */
+export const MAX_TCP_STREAMS = 8;
 
 function addonPath(): string {
   // src/distributed/native.ts and dist/distributed/native.js both sit two levels below the root.

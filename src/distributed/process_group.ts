@@ -1,15 +1,23 @@
-import type { CommClient } from "./comm_client.js";
+import type { OpMessage } from "./engine/messages.js";
 import type { CommDType } from "./dtypes.js";
 import type { Algorithm, Request } from "./engine/messages.js";
 import { isPointToPoint } from "./engine/messages.js";
 import { runLocally } from "./local.js";
 import { DistributedError, Work } from "./work.js";
 
+/** What runs a group's operations: the comm worker's client, or the mpi backend's (mpi/mpi_client.ts). */
+export interface OpClient {
+  /** Starts the operation; the Work settles when it is done. */
+  submit(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work;
+  /** The same for an operation the caller blocks on at once (it may run it on this thread). */
+  runBlocking(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work;
+}
+
 /** Shared by every group of one initialised job. */
 export interface Runtime {
   readonly rank: number;
   readonly worldSize: number;
-  readonly client: CommClient | null;
+  readonly client: OpClient | null;
   readonly timeoutMs: number;
   readonly debugDetail: boolean;
   destroyed: boolean;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -96,5 +97,38 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
     await exited;
     await waitFor("the ranks to end", () => processesWith(marker).length === 0, 30_000);
     assert.deepEqual(leftoverSegments(pids), []);
+  });
+});
+
+// The mpi backend: collectives on Open MPI itself, through the optional addon (scripts/build-mpi.js).
+const noAddon = missing || (existsSync(join(ROOT, "build/Release/ringtorch_mpi.node")) ? false : "the MPI addon is not built (Debian: libopenmpi-dev, then npm run build:native)");
+
+describe('initProcessGroup({ backend: "mpi" }) under mpirun: collectives on Open MPI', { skip: noAddon, concurrency: 2, timeout: 900_000 }, () => {
+  for (const n of [2, 3]) {
+    it(`mpirun -np ${n}: allReduce (every dtype and op, odd lengths, coalesced, async), broadcast, allGather and barrier match their reference`, async () => {
+      const job = await mpirun(n, [WORKER("test/cluster/workers/mpi_backend.ts")], mpiEnv().env);
+      assert.equal(job.code, 0, job.output);
+      job.tasks.forEach((t, rank) => {
+        const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+        assert.ok(line, job.output);
+        const rep = JSON.parse(line.slice(7)) as { failures: string[]; cases: number; backend: string; transports: string[] };
+        assert.deepEqual(rep.failures, []);
+        assert.equal(rep.backend, "mpi");
+        assert.deepEqual(rep.transports, Array.from({ length: n }, (_, r) => (r === rank ? "self" : "mpi")));
+        assert.ok(rep.cases >= 180, `only ${rep.cases} cases ran`);
+      });
+    });
+  }
+
+  it("mpirun -np 3: DDP on the mpi backend takes the same steps as one process on the whole batch", async () => {
+    const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi" }).env);
+    assert.equal(job.code, 0, job.output);
+    for (const t of job.tasks) {
+      const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+      assert.ok(line, job.output);
+      const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
+      assert.deepEqual(outcome.failures, []);
+      assert.equal(outcome.checks.length, 14);
+    }
   });
 });

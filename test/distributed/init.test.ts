@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { describe, it } from "node:test";
 import * as dist from "../../src/distributed/index.js";
 import { connectHandshake } from "../../src/distributed/engine/handshake.js";
+import { readCommEnv } from "../../src/distributed/env.js";
 import { loadCommNative } from "../../src/distributed/native.js";
 import { resolveRendezvous } from "../../src/distributed/rendezvous.js";
 import { siblingModule, spawnWorker } from "../../src/util/spawn_worker.js";
@@ -29,6 +30,9 @@ describe("rendezvous settings", () => {
     assert.throws(() => resolveRendezvous({ initMethod: "tcp://host" , rank: 0, worldSize: 1 }, {}), /must look like tcp:\/\/host:port/);
     assert.throws(() => resolveRendezvous({ initMethod: "file:///tmp/x" }, {}), /not supported/);
     assert.throws(() => resolveRendezvous({}, { MASTER_ADDR: "h", MASTER_PORT: "1", RANK: "x", WORLD_SIZE: "2" }), /RANK must be an integer, got "x"/);
+    assert.throws(() => readCommEnv({ RINGTORCH_TCP_STREAMS: "9" }), /RINGTORCH_TCP_STREAMS must be an integer in 1\.\.8, got "9"/);
+    assert.equal(readCommEnv({}).tcpStreams, 4);
+    assert.equal(readCommEnv({ RINGTORCH_TCP_STRIPE_KB: "0" }).stripeBytes, 0);
   });
 });
 
@@ -90,11 +94,11 @@ describe("initProcessGroup in this process", () => {
       const fd = native.tcpConnect("127.0.0.1", port, 2000) as number;
       assert.equal(typeof fd, "number");
       if (ok) {
-        connectHandshake(native, fd, token, 1, 0, 5000);
+        connectHandshake(native, fd, token, 1, 0, 0, 5000);
         assert.deepEqual(await next(), { from: 1 });
       } else {
         // The acceptor proves itself first: the connector stops there and tells it nothing.
-        assert.throws(() => connectHandshake(native, fd, token, 1, 0, 5000), /could not prove it holds the job token/);
+        assert.throws(() => connectHandshake(native, fd, token, 1, 0, 0, 5000), /could not prove it holds the job token/);
         native.closeFd(fd);
         const m = await next();
         assert.match(String(m.refused), /closed the connection during the handshake/);
@@ -122,6 +126,19 @@ describe("initProcessGroup across processes", () => {
       for (const a of res.listening) assert.equal(a, "127.0.0.1", `rank ${r.rank} listens on ${a}`);
     }
     assert.deepEqual((results[0]!.result as { listening: string[] }).listening, ["127.0.0.1"], "rank 0 hosts the store on MASTER_ADDR only");
+  });
+
+  it("ranks that open different numbers of TCP streams are told so before any collective", async () => {
+    const results = await launch({
+      world: 2,
+      script: "init_methods.ts",
+      env: { RINGTORCH_TRANSPORT: "tcp" },
+      rankEnv: (r) => ({ RINGTORCH_TCP_STREAMS: String(2 + r) }),
+    });
+    for (const r of results) {
+      assert.notEqual(r.code, 0, explain(results));
+      assert.match(r.stderr, /opens \d TCP stream\(s\) per peer \(RINGTORCH_TCP_STREAMS\), but rank \d opens \d; set the same RINGTORCH_TCP_STREAMS for every rank/, explain(results));
+    }
   });
 
   it("env:// without a token on one machine shares one through a private file", async () => {

@@ -17,8 +17,8 @@ import { asAttacker, exits, FIXTURES, listeningPorts, NOT_ROOT, Proc, startRanks
 it("a 3-rank TCP job starts though another user holds idle and half-open connections to its listeners", { skip: asAttacker() ? false : NOT_ROOT }, async () => {
   const port = await freePort();
   const silent = Proc.start([...asAttacker()!, process.execPath, `${FIXTURES}idle_attacker.mjs`, "4", ""]);
-  // The first bytes of a transport hello ("RTC2"), then nothing.
-  const truncated = Proc.start([...asAttacker()!, process.execPath, `${FIXTURES}idle_attacker.mjs`, "2", "52544332"]);
+  // The first bytes of a transport hello ("RTC3"), then nothing.
+  const truncated = Proc.start([...asAttacker()!, process.execPath, `${FIXTURES}idle_attacker.mjs`, "2", "52544333"]);
   // Rank 2 joins only once ranks 0 and 1 listen and the attacker's connections are in place, so
   // that no rank can finish set-up before the attack. Ranks listen once every rank has said where
   // it runs: the test says it for rank 2 (its true host and pid) while rank 2 waits at the gate.

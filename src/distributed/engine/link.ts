@@ -1,10 +1,14 @@
 import type { CommNative } from "../native.js";
-import { TransferStatus } from "../native.js";
+import { MAX_TCP_STREAMS, TransferStatus } from "../native.js";
 import type { TypedArray } from "../dtypes.js";
 import { type Piece, type Span, totalBytes } from "./piece.js";
 
-/** Numbers per transfer in the descriptor native/comm/register.cc (CommRun) reads. */
-const FIELDS = 15;
+/**
+ * Numbers per transfer in the descriptor native/comm/register.cc (CommRun) reads: 15 set here,
+ * then one progress counter per TCP stream that native code keeps for a message it cut into
+ * parts (native/comm/stripe.cc).
+ */
+const FIELDS = 15 + MAX_TCP_STREAMS;
 
 /** A failed batch of transfers: the native status and its explanation. */
 export class TransferError extends Error {
@@ -144,6 +148,7 @@ export class Link {
     d[o + 11] = 0;
     d[o + 12] = -1;
     d[o + 13] = 1;
+    d.fill(0, o + 15, o + FIELDS);
     this.count++;
     return this;
   }

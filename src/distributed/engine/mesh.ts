@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { CommNative } from "../native.js";
 import { bytesToString, type Store } from "../store/store.js";
 import { RefusalLog } from "../store/refusal_log.js";
-import { connectHandshake, PendingHandshakes, UnprovenListenerError } from "./handshake.js";
+import { connectHandshake, connectionKey, PendingHandshakes, UnprovenListenerError } from "./handshake.js";
 import { hostIdentity } from "./host_id.js";
 import type { WorkerConfig } from "./messages.js";
 import { type HostInfo, PeerLiveness } from "./peer_liveness.js";
@@ -19,6 +19,8 @@ interface AddressInfo {
   shm: string;
   host: string;
   port: number;
+  /** TCP connections this rank opens to each TCP peer (RINGTORCH_TCP_STREAMS). */
+  streams: number;
 }
 
 /**
@@ -30,8 +32,9 @@ interface AddressInfo {
  * 3. ranks map their same-host peers' segments; once all of them say so, each owner unlinks its
  *    segment (nothing is left in /dev/shm from then on, whatever happens to the processes);
  * 4. each rank connects to its lower-ranked TCP peers and accepts the higher-ranked ones, both
- *    sides proving the job token (handshake.ts). Accepted connections are handshaken all at once
- *    and dropped after a second of silence; a connector whose attempt was dropped tries again.
+ *    sides proving the job token (handshake.ts) on every one of the pair's `tcpStreams`
+ *    connections. Accepted connections are handshaken all at once and dropped after a second of
+ *    silence; a connector whose attempt was dropped tries again.
  * A same-machine peer that exits meanwhile is reported at once (peer_liveness.ts), not waited for.
  */
 export async function buildMesh(
@@ -43,7 +46,7 @@ export async function buildMesh(
   log: (message: string) => void,
 ): Promise<Mesh> {
   const { rank, world } = cfg;
-  const handle = native.create(rank, world, cfg.slotBytes, cfg.slots, cfg.spinUs, cfg.streamingBytes);
+  const handle = native.create(rank, world, cfg.slotBytes, cfg.slots, cfg.spinUs, cfg.streamingBytes, cfg.stripeBytes);
   const deadline = Date.now() + cfg.timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
   let linkedName = "";
@@ -78,9 +81,18 @@ export async function buildMesh(
     if (tcpPeers.length > 0) {
       [listenFd, port] = native.tcpListen(listenHost, 0);
     }
-    const mine: AddressInfo = { shm: shmName, host: listenHost, port };
+    const streams = cfg.tcpStreams;
+    const mine: AddressInfo = { shm: shmName, host: listenHost, port, streams };
     await store.set(`mesh/${rank}/addr`, JSON.stringify(mine));
     const addrs = await getAll<AddressInfo>(store, world, "addr", deadline, liveness);
+    // Both ends cut a message by the stream count, so a pair must agree on it.
+    const odd = tcpPeers.find((r) => addrs[r]!.streams !== streams);
+    if (odd !== undefined) {
+      throw new Error(
+        `rank ${rank} opens ${streams} TCP stream(s) per peer (RINGTORCH_TCP_STREAMS), but rank ${odd} opens ${addrs[odd]!.streams}; ` +
+          "set the same RINGTORCH_TCP_STREAMS for every rank.",
+      );
+    }
 
     if (shmPeers.length > 0) {
       for (const r of shmPeers) native.attachShmPeer(handle, r, addrs[r]!.shm, hosts[r]!.pid);
@@ -91,19 +103,21 @@ export async function buildMesh(
       onSegment(shmName, false);
     }
 
-    for (const r of tcpPeers.filter((r) => r < rank)) native.attachTcpPeer(handle, r, joinPeer(native, cfg.token, addrs[r]!, r, rank, deadline, liveness));
-    const expected = new Set(tcpPeers.filter((r) => r > rank));
+    for (const r of tcpPeers.filter((r) => r < rank)) {
+      for (let s = 0; s < streams; s++) native.attachTcpPeer(handle, r, joinPeer(native, cfg.token, addrs[r]!, r, s, rank, deadline, liveness), s);
+    }
+    const expected = new Set(tcpPeers.filter((r) => r > rank).flatMap((r) => Array.from({ length: streams }, (_, s) => connectionKey(r, s))));
     const refusals = new RefusalLog((m) => log(`refused a transport connection on ${listenHost}:${port}: ${m}`));
     const handshakes = new PendingHandshakes(native, cfg.token, rank, expected, (reason) => refusals.refused(reason));
     try {
       while (expected.size > 0) {
         if (Date.now() >= deadline) {
           throw new Error(
-            `rank ${rank} timed out after ${cfg.timeoutMs} ms waiting for rank(s) ${[...expected].join(", ")} to connect ` +
+            `rank ${rank} timed out after ${cfg.timeoutMs} ms waiting for rank(s) ${waitingRanks(expected).join(", ")} to connect ` +
               `to ${listenHost}:${port}. Check that they can reach that address (RINGTORCH_SOCKET_ADDR picks it).`,
           );
         }
-        liveness.check(expected, "it to connect");
+        liveness.check(waitingRanks(expected), "it to connect");
         const fds = Int32Array.from([listenFd, ...handshakes.fds]);
         const ready = new Uint8Array(fds.length);
         const waitMs = Math.max(0, Math.min(200, left(), handshakes.nextExpiry - Date.now()));
@@ -111,10 +125,10 @@ export async function buildMesh(
         if (typeof polled === "string") throw new Error(`rank ${rank} failed to wait for connections: ${polled}`);
         for (let i = 1; i < fds.length; i++) {
           if (!ready[i]) continue;
-          const from = handshakes.progress(fds[i]!);
-          if (from === undefined) continue;
-          native.attachTcpPeer(handle, from, fds[i]!);
-          expected.delete(from);
+          const proven = handshakes.progress(fds[i]!);
+          if (proven === undefined) continue;
+          native.attachTcpPeer(handle, proven.from, fds[i]!, proven.stream);
+          expected.delete(connectionKey(proven.from, proven.stream));
         }
         if (ready[0]) {
           const fd = native.tcpAccept(listenFd, 0);
@@ -137,6 +151,11 @@ export async function buildMesh(
   } finally {
     if (listenFd >= 0) native.closeFd(listenFd);
   }
+}
+
+/** The ranks with a connection still to come, from connectionKey()s. */
+function waitingRanks(expected: Set<string>): number[] {
+  return [...new Set([...expected].map((k) => Number(k.split("#")[0])))];
 }
 
 function ranksOf(transports: TransportKind[], kind: TransportKind): number[] {
@@ -172,14 +191,14 @@ async function getAll<T>(store: Store, world: number, what: string, deadline: nu
  * refused or dropped (the peer may be busy, or may have dropped a slow attempt), until the
  * deadline; a listener that cannot prove the token, or a peer that exited, ends it at once.
  */
-function joinPeer(native: CommNative, token: string, addr: AddressInfo, peer: number, rank: number, deadline: number, liveness: PeerLiveness): number {
+function joinPeer(native: CommNative, token: string, addr: AddressInfo, peer: number, stream: number, rank: number, deadline: number, liveness: PeerLiveness): number {
   let last = "";
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     liveness.check([peer], "it to accept a connection");
     const fd = native.tcpConnect(addr.host, addr.port, Math.max(1, Math.min(2000, deadline - Date.now())));
     if (typeof fd === "number") {
       try {
-        connectHandshake(native, fd, token, rank, peer, Math.max(1, Math.min(deadline - Date.now(), 30_000)));
+        connectHandshake(native, fd, token, rank, peer, stream, Math.max(1, Math.min(deadline - Date.now(), 30_000)));
         return fd;
       } catch (err) {
         native.closeFd(fd);

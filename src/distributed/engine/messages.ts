@@ -116,6 +116,9 @@ export interface WorkerConfig {
   transport: "auto" | "shm" | "tcp";
   /** The one address TCP transports listen on; null: the local address of the store connection. */
   listenHost: string | null;
+  /** TCP connections per pair of ranks, and the message size from which they share a message. */
+  tcpStreams: number;
+  stripeBytes: number;
   slotBytes: number;
   slots: number;
   spinUs: number;

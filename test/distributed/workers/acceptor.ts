@@ -1,7 +1,7 @@
 // A worker thread that listens like a rank's TCP transport and accepts one connection with the
 // handshake, for init.test.ts. Posts {port}, then {from} or {refused}.
 import { parentPort, workerData } from "node:worker_threads";
-import { PendingHandshakes } from "../../../src/distributed/engine/handshake.js";
+import { connectionKey, PendingHandshakes } from "../../../src/distributed/engine/handshake.js";
 import { loadCommNative } from "../../../src/distributed/native.js";
 
 const native = loadCommNative();
@@ -13,7 +13,7 @@ for (let i = 0; i < 100 && conn < 0; i++) {
   if (typeof r === "number") conn = r;
 }
 let done = false;
-const handshakes = new PendingHandshakes(native, (workerData as { token: string }).token, 0, new Set([1]), (reason) => {
+const handshakes = new PendingHandshakes(native, (workerData as { token: string }).token, 0, new Set([connectionKey(1, 0)]), (reason) => {
   done = true;
   parentPort!.postMessage({ refused: reason });
 });
@@ -22,10 +22,10 @@ for (let i = 0; i < 50 && !done; i++) {
   const ready = new Uint8Array(1);
   native.sockPoll(Int32Array.of(conn), ready, 100);
   if (ready[0]) {
-    const from = handshakes.progress(conn);
-    if (from !== undefined) {
+    const proven = handshakes.progress(conn);
+    if (proven !== undefined) {
       done = true;
-      parentPort!.postMessage({ from });
+      parentPort!.postMessage({ from: proven.from });
       native.closeFd(conn);
     }
   }

@@ -4,7 +4,8 @@
 import * as rt from "../../../src/index.js";
 
 const { nn, optim, dist } = rt;
-await dist.initProcessGroup({ timeoutMs: 30_000 });
+// RINGTORCH_TEST_BACKEND=mpi runs the same steps on the mpi backend (test/cluster/mpi.test.ts).
+await dist.initProcessGroup(process.env.RINGTORCH_TEST_BACKEND === "mpi" ? { backend: "mpi", timeoutMs: 30_000 } : { timeoutMs: 30_000 });
 const rank = dist.getRank();
 const world = dist.getWorldSize();
 const STEPS = 20;
