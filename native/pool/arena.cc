@@ -166,10 +166,17 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   Owner* owner = OwnerOf(env);
   void* data = nullptr;
   bool zeroed = false;
-  bool within_budget = true;
+  bool dry = false;
+  // Held-bytes counters and high-water marks, under the lock the caller holds.
+  auto note_held = [](double cap) {
+    stats[kStatHeld] += cap;
+    stats[kStatSinceMark] += cap;
+    if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
+    if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
+  };
   {
+    // A recycled block takes this one lock; a fresh one a second, after the OS call made outside it.
     std::lock_guard<std::mutex> lock(mu);
-    within_budget = stats[kStatSinceMark] < budget;
     auto& list = free_lists[cls];
     if (!list.empty()) {
       data = list.back();
@@ -177,16 +184,20 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
       if (low_water[cls] > list.size()) low_water[cls] = list.size();
       Block* b = HeaderOf(data);
       b->owner = owner;
-      stats[kStatFree] -= double(b->capacity);
-      stats[kStatRecycled] += double(b->capacity);
+      const double cap = double(b->capacity);
+      stats[kStatFree] -= cap;
+      stats[kStatRecycled] += cap;
+      note_held(cap);
+    } else {
+      dry = !(stats[kStatSinceMark] < budget);
     }
   }
+  if (dry) {
+    napi_value null;
+    napi_get_null(env, &null);
+    return null;
+  }
   if (data == nullptr) {
-    if (!within_budget) {
-      napi_value null;
-      napi_get_null(env, &null);
-      return null;
-    }
     data = FreshBlock(cls, owner, &zeroed);
     if (data == nullptr) {
       napi_throw_error(env, nullptr, "arenaAlloc: out of memory");
@@ -194,17 +205,10 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     }
     std::lock_guard<std::mutex> lock(mu);
     stats[kStatFresh] += double(CapacityOf(cls));
+    note_held(double(CapacityOf(cls)));
   }
   if (zero && !zeroed) std::memset(data, 0, bytes);
-  const int64_t cap = int64_t(HeaderOf(data)->capacity);
-  owner->held.fetch_add(cap, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    stats[kStatHeld] += double(cap);
-    stats[kStatSinceMark] += double(cap);
-    if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
-    if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
-  }
+  owner->held.fetch_add(int64_t(HeaderOf(data)->capacity), std::memory_order_relaxed);
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   std::shared_ptr<v8::BackingStore> store = v8::SharedArrayBuffer::NewBackingStore(data, bytes, Deleter, nullptr);
   v8::Local<v8::SharedArrayBuffer> sab = v8::SharedArrayBuffer::New(isolate, std::move(store));
