@@ -1,11 +1,12 @@
-// node --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,softmax,layerNorm,sum] [--steps 10000] [--no-peer]
+// node --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,mul,relu,softmax,layerNorm,sum] [--steps 10000] [--no-peer]
 //
-// The ops a user calls, as a user calls them: `a.matmul(b)`, `x.add(y)`, softmax, layer norm and
-// sum in a plain loop that keeps nothing and releases nothing, so every call allocates its output.
+// The ops a user calls, as a user calls them: `a.matmul(b)`, `x.add(y)`, `x.mul(y)`, `x.relu()`,
+// softmax, layer norm and sum in a plain loop that keeps nothing and releases nothing, so every call allocates its output.
 // Beside each: the same kernel with a preallocated output (what the other benches time), and the
 // strongest PyTorch here (bench/peer.ts) running the eager op (`a @ b`, `x + y`, ...) in the same
 // loop. Sizes are the output's bytes (the input's for sum); matmul is square and stops at 2048².
-// Each figure is the median of 7 runs of enough calls to last about 50 ms, after 30 ms of warm-up. First, `steps` steps of a
+// Each figure is the median of 7 runs of enough calls to last about 50 ms, after a warm-up of at
+// least 30 ms and, where that takes under 300 ms, 200 calls (V8 compiles the op's path by then). First, `steps` steps of a
 // loop mixing the ops, with the resident memory and the arena's counters every tenth of the way:
 // steady-state memory must stay flat. The machine is shared and noisy: compare ratios from one run.
 import { pathToFileURL } from "node:url";
@@ -18,10 +19,10 @@ const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const THREADS = Number(option("--threads", "1"));
 const SIZES = option("--sizes", "4096,65536,1048576,16777216,67108864").split(",").map(Number);
-const OPS = option("--ops", "matmul,add,softmax,layerNorm,sum").split(",") as Op[];
+const OPS = option("--ops", "matmul,add,mul,relu,softmax,layerNorm,sum").split(",") as Op[];
 const STEPS = Number(option("--steps", "10000"));
 const COLS = 1024;
-type Op = "matmul" | "add" | "softmax" | "layerNorm" | "sum";
+type Op = "matmul" | "add" | "mul" | "relu" | "softmax" | "layerNorm" | "sum";
 
 /** The problem an op runs at a size: its inputs' shape, and what one call does (for the rate). */
 export function shapeOf(op: Op, bytes: number): { shape: number[]; work: number; unit: string } | null {
@@ -30,7 +31,8 @@ export function shapeOf(op: Op, bytes: number): { shape: number[]; work: number;
     const d = Math.round(Math.sqrt(n));
     return d > 2048 ? null : { shape: [d, d], work: 2 * d * d * d, unit: "GFLOPS" };
   }
-  if (op === "add") return { shape: [n], work: 12 * n, unit: "GB/s" };
+  if (op === "add" || op === "mul") return { shape: [n], work: 12 * n, unit: "GB/s" };
+  if (op === "relu") return { shape: [n], work: 8 * n, unit: "GB/s" };
   if (op === "sum") return { shape: [n], work: 4 * n, unit: "GB/s" };
   return { shape: [Math.max(1, n / COLS), Math.min(n, COLS)], work: 8 * n, unit: "GB/s" };
 }
@@ -39,11 +41,14 @@ export function shapeOf(op: Op, bytes: number): { shape: number[]; work: number;
 export function secondsPerCall(f: () => unknown): number {
   let calls = 0;
   const t0 = performance.now();
-  while (calls < 3 || performance.now() - t0 < 30) {
+  for (let ms = 0; calls < 3 || ms < 30 || (calls < 200 && ms < 300); ms = performance.now() - t0) {
     f();
     calls++;
   }
-  const once = Math.max(1e-7, (performance.now() - t0) / 1e3 / calls);
+  // Timed again after the warm-up: the first calls (loading, compiling) would make `once` too long.
+  const t1 = performance.now();
+  for (let i = 0; i < 3; i++) f();
+  const once = Math.max(1e-7, (performance.now() - t1) / 1e3 / 3);
   const reps = Math.max(1, Math.round(0.05 / once));
   const runs: number[] = [];
   for (let r = 0; r < 7; r++) {
@@ -64,6 +69,8 @@ function publicCall(op: Op, shape: number[]): [() => unknown, () => void] {
   switch (op) {
     case "matmul": return [() => io!.x.matmul(io!.y), drop];
     case "add": return [() => io!.x.add(io!.y), drop];
+    case "mul": return [() => io!.x.mul(io!.y), drop];
+    case "relu": return [() => io!.x.relu(), drop];
     case "softmax": return [() => io!.x.softmax(-1), drop];
     case "layerNorm": return [() => layerNorm(io!.x, [shape[1]], io!.w, io!.b), drop];
     case "sum": return [() => sum(io!.x), drop];
@@ -81,7 +88,10 @@ function kernelCall(be: Backend, op: Op, shape: number[]): [() => unknown, () =>
       const call = () => ({ batch: 1, m: rows, n: cols, k: cols, a: io!.x, aOffset: 0, aRowStride: cols, aColStride: 1, aBatchStride: 0, b: io!.y, bOffset: 0, bRowStride: cols, bColStride: 1, bBatchStride: 0, out: io!.out, outOffset: 0, alpha: 1, beta: 0 });
       return [() => be.matmul(call()), drop];
     }
-    case "add": return [() => be.binary("add", { data: io!.x, offset: 0, strides: [1] }, { data: io!.y, offset: 0, strides: [1] }, [n], io!.out), drop];
+    case "add":
+    case "mul":
+      return [() => be.binary(op, { data: io!.x, offset: 0, strides: [1] }, { data: io!.y, offset: 0, strides: [1] }, [n], io!.out), drop];
+    case "relu": return [() => be.unary("relu", io!.x, 0, io!.out, n), drop];
     case "softmax": return [() => be.softmax(io!.x, 0, rows, cols, false, io!.out), drop];
     case "layerNorm": {
       const [w, b, mean, rstd] = [data(randn([cols])), data(randn([cols])), new Float32Array(rows), new Float32Array(rows)];
@@ -100,8 +110,10 @@ import torch.nn.functional as F
 torch.set_num_threads(int(sys.argv[1]))
 def spc(f):
     calls = 0; t0 = time.perf_counter()
-    while calls < 3 or time.perf_counter() - t0 < 0.03: f(); calls += 1
-    once = max(1e-7, (time.perf_counter() - t0) / calls)
+    while calls < 3 or time.perf_counter() - t0 < 0.03 or (calls < 200 and time.perf_counter() - t0 < 0.3): f(); calls += 1
+    t1 = time.perf_counter()
+    for _ in range(3): f()
+    once = max(1e-7, (time.perf_counter() - t1) / 3)
     reps = max(1, round(0.05 / once)); runs = []
     for r in range(7):
         t0 = time.perf_counter()
@@ -111,7 +123,7 @@ def spc(f):
 with torch.inference_mode():
     for op, shape in json.loads(sys.argv[2]):
         x = torch.randn(*shape); y = torch.randn(*shape); w = torch.randn(shape[-1]); b = torch.randn(shape[-1])
-        f = {"matmul": lambda: x @ y, "add": lambda: x + y, "softmax": lambda: torch.softmax(x, -1),
+        f = {"matmul": lambda: x @ y, "add": lambda: x + y, "mul": lambda: x * y, "relu": lambda: torch.relu(x), "softmax": lambda: torch.softmax(x, -1),
              "layerNorm": lambda: F.layer_norm(x, (shape[-1],), w, b), "sum": lambda: x.sum()}[op]
         print("%s %s %.9f" % (op, "x".join(map(str, shape)), spc(f)), flush=True)
 `;
