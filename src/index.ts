@@ -10,6 +10,7 @@ export { Tensor } from "./tensor/tensor.js";
 export type { DType, TypedArray } from "./tensor/dtype.js";
 export { Generator, manualSeed, defaultGenerator, getRngState, setRngState, type GeneratorState } from "./tensor/random.js";
 export { memoryPool } from "./tensor/storage.js";
+export type { ArenaPolicy, ArenaStats } from "./tensor/arena.js";
 export { getBackend, setBackend, backendName, withBackend } from "./backend/index.js";
 export { setNumThreads, getNumThreads } from "./backend/num_threads.js";
 export { noGrad, enableGrad, isGradEnabled, setGradEnabled, inferenceMode, isInferenceModeEnabled } from "./autograd/grad_mode.js";

@@ -108,6 +108,31 @@ napi_value BinaryFn(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// binaryFlat(op, a, aOffset, b, bOffset, out, n): a binary op over one dense run of n elements of
+// each operand, without a layout array to read. The same walk as binary's, on a 1-d shape, so the
+// results are the same bits; it spares small elementwise ops most of their call overhead.
+napi_value BinaryFlatFn(napi_env env, napi_callback_info info) {
+  Args args(env, info);
+  const int op = int(args.integer(0));
+  Array a = args.array(1);
+  const int64_t oa = args.integer(2);
+  Array b = args.array_of(3, a.dtype);
+  const int64_t ob = args.integer(4);
+  Array out = args.array_of(5, IsCompare(op) ? int(kBool) : a.dtype);
+  const double n = args.number(6);
+  if (!args.ok()) return nullptr;
+  if (!IsFloat(a.dtype) || op < 0 || op >= kBinaryCount) return args.fail("binaryFlat needs float arrays and a known op"), nullptr;
+  if (!(n >= 0) || oa < 0 || ob < 0 || double(oa) + n > double(a.length) || double(ob) + n > double(b.length) || n > double(out.length)) {
+    return args.fail("binaryFlat: a run reaches past its array"), nullptr;
+  }
+  const double shape[1] = {n};
+  const double unit[1] = {1};
+  const double* strides[2] = {unit, unit};
+  if (a.dtype == kFloat32) BinaryStrided<float>(op, a.as<float>() + oa, b.as<float>() + ob, out.data, 1, shape, strides);
+  else BinaryStrided<double>(op, a.as<double>() + oa, b.as<double>() + ob, out.data, 1, shape, strides);
+  return nullptr;
+}
+
 // where(cond, a, b, out, layout[ndim, condOffset, aOffset, bOffset, shape, condStrides, aStrides, bStrides])
 napi_value WhereFn(napi_env env, napi_callback_info info) {
   Args args(env, info);
@@ -173,6 +198,7 @@ void RegisterMath(napi_env env, napi_value exports) {
   Define(env, exports, "unary", UnaryFn);
   Define(env, exports, "unaryGrad", UnaryGradFn);
   Define(env, exports, "binary", BinaryFn);
+  Define(env, exports, "binaryFlat", BinaryFlatFn);
   Define(env, exports, "where", WhereFn);
   Define(env, exports, "copy", CopyFn);
   Define(env, exports, "reduce", ReduceFn);

@@ -6,9 +6,10 @@
 // free lists sit behind a mutex. The policy (when to collect, how much to keep) is TypeScript's:
 // src/tensor/arena.ts. This file only keeps blocks and counts.
 //
-// V8 does not count SharedArrayBuffer memory as external memory, so blocks handed out are reported
-// here (napi_adjust_external_memory's V8 equivalent) and un-reported once their deleter has run:
-// V8's own heuristics then see the tensor memory that JavaScript holds, and collect when it grows.
+// Blocks are not reported to V8 as external memory. When they were, a few large tensors past V8's
+// 64 MB external-memory soft limit started an incremental marking, and past the hard limit a full
+// collection inside the allocation: a loop over 16 MB tensors ran 60x slower than its kernel.
+// arena.ts decides when to collect, young and full, from the counters kept here.
 #include <node_api.h>
 #include <sys/mman.h>
 #include <v8.h>
@@ -35,7 +36,6 @@ constexpr int kClasses = 4 * 48;  // 4 classes per power of two, up to 2^48 byte
 // that allocated it (handed to another worker), and its deleter still updates these counters.
 struct Owner {
   std::atomic<int64_t> held{0};  // bytes handed out and not yet returned
-  int64_t reported = 0;          // what this isolate told V8 (only its thread touches it)
 };
 
 struct Block {
@@ -138,16 +138,6 @@ Owner* OwnerOf(napi_env env) {
   return owner;
 }
 
-// Brings V8's count of external memory to what this isolate's JavaScript holds.
-void Report(Owner* owner) {
-  const int64_t held = owner->held.load(std::memory_order_relaxed);
-  const int64_t delta = held - owner->reported;
-  if (delta > (1 << 20) || delta < -(1 << 20)) {
-    v8::Isolate::GetCurrent()->AdjustAmountOfExternalAllocatedMemory(delta);
-    owner->reported = held;
-  }
-}
-
 double NumberArg(napi_env env, napi_value v) {
   double d = 0;
   napi_get_value_double(env, v, &d);
@@ -176,10 +166,17 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   Owner* owner = OwnerOf(env);
   void* data = nullptr;
   bool zeroed = false;
-  bool within_budget = true;
+  bool dry = false;
+  // Held-bytes counters and high-water marks, under the lock the caller holds.
+  auto note_held = [](double cap) {
+    stats[kStatHeld] += cap;
+    stats[kStatSinceMark] += cap;
+    if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
+    if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
+  };
   {
+    // A recycled block takes this one lock; a fresh one a second, after the OS call made outside it.
     std::lock_guard<std::mutex> lock(mu);
-    within_budget = stats[kStatSinceMark] < budget;
     auto& list = free_lists[cls];
     if (!list.empty()) {
       data = list.back();
@@ -187,16 +184,20 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
       if (low_water[cls] > list.size()) low_water[cls] = list.size();
       Block* b = HeaderOf(data);
       b->owner = owner;
-      stats[kStatFree] -= double(b->capacity);
-      stats[kStatRecycled] += double(b->capacity);
+      const double cap = double(b->capacity);
+      stats[kStatFree] -= cap;
+      stats[kStatRecycled] += cap;
+      note_held(cap);
+    } else {
+      dry = !(stats[kStatSinceMark] < budget);
     }
   }
+  if (dry) {
+    napi_value null;
+    napi_get_null(env, &null);
+    return null;
+  }
   if (data == nullptr) {
-    if (!within_budget) {
-      napi_value null;
-      napi_get_null(env, &null);
-      return null;
-    }
     data = FreshBlock(cls, owner, &zeroed);
     if (data == nullptr) {
       napi_throw_error(env, nullptr, "arenaAlloc: out of memory");
@@ -204,18 +205,10 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     }
     std::lock_guard<std::mutex> lock(mu);
     stats[kStatFresh] += double(CapacityOf(cls));
+    note_held(double(CapacityOf(cls)));
   }
   if (zero && !zeroed) std::memset(data, 0, bytes);
-  const int64_t cap = int64_t(HeaderOf(data)->capacity);
-  owner->held.fetch_add(cap, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    stats[kStatHeld] += double(cap);
-    stats[kStatSinceMark] += double(cap);
-    if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
-    if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
-  }
-  Report(owner);
+  owner->held.fetch_add(int64_t(HeaderOf(data)->capacity), std::memory_order_relaxed);
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   std::shared_ptr<v8::BackingStore> store = v8::SharedArrayBuffer::NewBackingStore(data, bytes, Deleter, nullptr);
   v8::Local<v8::SharedArrayBuffer> sab = v8::SharedArrayBuffer::New(isolate, std::move(store));
@@ -237,6 +230,15 @@ napi_value ArenaStatsFn(napi_env env, napi_callback_info info) {
   std::lock_guard<std::mutex> lock(mu);
   std::memcpy(out, stats, sizeof(double) * (length < size_t(kStatCount) ? length : size_t(kStatCount)));
   return nullptr;
+}
+
+// arenaHeldHere() -> bytes: what this thread's JavaScript holds (blocks it allocated, alive or not
+// yet collected). The arena's policy collects on this, not on every thread's total: a block another
+// thread holds is not freed by this thread's collections.
+napi_value ArenaHeldHereFn(napi_env env, napi_callback_info) {
+  napi_value out;
+  napi_create_double(env, double(OwnerOf(env)->held.load(std::memory_order_relaxed)), &out);
+  return out;
 }
 
 // arenaMark(): starts a new count of bytes handed out (the caller collected).
@@ -316,6 +318,7 @@ void RegisterArena(napi_env env, napi_value exports) {
   Define(env, exports, "arenaAlloc", ArenaAllocFn);
   Define(env, exports, "arenaStats", ArenaStatsFn);
   Define(env, exports, "arenaMark", ArenaMarkFn);
+  Define(env, exports, "arenaHeldHere", ArenaHeldHereFn);
   Define(env, exports, "arenaTrim", ArenaTrimFn);
   Define(env, exports, "arenaDecay", ArenaDecayFn);
   Define(env, exports, "arenaSetLimit", ArenaSetLimitFn);

@@ -11,6 +11,8 @@ export interface NativeArena {
   arenaAlloc(byteLength: number, zero: boolean, budget: number): SharedArrayBuffer | null;
   arenaStats(out: Float64Array): void;
   arenaMark(): void;
+  /** Bytes this thread's JavaScript holds (its blocks not yet returned by a deleter). */
+  arenaHeldHere(): number;
   arenaTrim(): void;
   arenaDecay(): void;
   arenaSetLimit(bytes: number): void;
@@ -33,33 +35,71 @@ export interface ArenaStats {
   heldHighWater: number;
   /** Young-generation collections the arena asked for. */
   collections: number;
+  /** Full collections the arena asked for. */
+  fullCollections: number;
 }
 
-type Collect = (options: { type: "minor" | "major" }) => void;
+/** The arena's collection policy, in bytes (from the environment at startup; see Arena). */
+export interface ArenaPolicy {
+  /** Bytes handed out between two scavenges, when no free block fits (RINGTORCH_ARENA_BUDGET_MB). */
+  budget: number;
+  /** Growth of what a thread holds, since its last full collection, that starts another (RINGTORCH_ARENA_FULL_MB). */
+  fullMin: number;
+  /** Free bytes kept for reuse (RINGTORCH_POOL_MB). */
+  freeLimit: number;
+}
+
+/** V8's `gc`: with `{ type: "minor" }` a scavenge; with no argument a full collection. */
+type Collect = (options?: { type: "minor" | "major" }) => void;
 
 /**
  * When to collect. A dead tensor's block returns only when V8 finds its handle dead, and inside a
  * synchronous loop V8 scavenges only when its own young heap fills: thousands of tensors later,
  * after the loop has cycled through tens or hundreds of megabytes of blocks (fresh pages to fault
- * in, or at best memory that has left the cache). So when a size class has no free block and
- * `budget` bytes were handed out since the last collection, the arena asks for a scavenge (about 40 µs with a loop's few live objects) and
- * goes on: the loop's dead tensors come back, and it cycles through a few megabytes that stay in
- * cache. After each scavenge the budget is the base plus twice what is still held (live tensors,
- * or dead ones already promoted to V8's old generation), as a collector sizes its heap: a forward
- * pass building a large graph costs a logarithmic number of scavenges, a loop that keeps nothing
- * cycles through about the base.
+ * in, or at best memory that has left the cache). So when a size class has no free block and the
+ * budget was handed out since the last collection, the arena asks for a scavenge (tens of µs with a
+ * loop's few live objects) and goes on: the loop's dead tensors come back, and it cycles through a
+ * few megabytes that stay in cache. The budget is BASE_BUDGET, or LARGE_BLOCKS blocks of the size
+ * asked for when that is more, so that a loop over large tensors pays one scavenge per few calls.
+ *
+ * A tensor alive at two scavenges (an activation kept for backward, a tensor kept across a few
+ * calls) is promoted to V8's old generation, and its block comes back only from a full collection.
+ * V8 does not know of this memory (arena.cc does not report it: doing so set off incremental
+ * markings and full collections inside allocations), so the arena asks for full collections itself,
+ * after a scavenge, on either of two signs:
+ * - what this thread holds has grown by FULL_GROWTH of what it held after the last full one, and
+ *   at least FULL_MIN bytes: a program whose live tensors grow pays a logarithmic number of them;
+ * - it holds more than FULL_MIN bytes and `fullEvery` scavenges went by since the last full one:
+ *   what a phase with many live tensors left behind once they died. `fullEvery` doubles when a full
+ *   collection found less than a quarter of what was held dead (the memory was live: a model's
+ *   weights), and halves when it found more, as V8's memory reducer backs off.
+ * Full collections cost milliseconds (they trace the whole JavaScript heap), scavenges tens of µs.
  */
-const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * 1024 * 1024;
-const MAX_BUDGET = 1024 * 1024 * 1024;
+const MiB = 1024 * 1024;
+const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * MiB;
+const LARGE_BLOCKS = 3;
+const FULL_MIN = Number(process.env.RINGTORCH_ARENA_FULL_MB ?? 64) * MiB;
+const FULL_GROWTH = 1;
+const FULL_EVERY_MIN = 16;
+const FULL_EVERY_MAX = 1024;
+/**
+ * Free blocks a size class kept unused over this many scavenges are halved (arenaDecay). Over one
+ * scavenge, classes a loop uses every few steps looked unused and were given back, to be taken fresh
+ * again (a steady churn of page faults); over eight, sizes a loop stopped using still drain away.
+ */
+const DECAY_EVERY = 8;
 /** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
-const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * 1024 * 1024;
+const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * MiB;
 
 const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_HIGH = 7, S_HELD_HIGH = 8;
 
 export class Arena {
-  private budget = BASE_BUDGET;
   private readonly stats = new Float64Array(9);
   private collections = 0;
+  private fullCollections = 0;
+  private heldAfterFull = 0;
+  private scavengesSinceFull = 0;
+  private fullEvery = FULL_EVERY_MIN;
 
   constructor(
     private readonly native: NativeArena,
@@ -70,24 +110,41 @@ export class Arena {
 
   /** A SharedArrayBuffer of exactly `byteLength` bytes, zeroed when `zero`. */
   alloc(byteLength: number, zero: boolean): SharedArrayBuffer {
-    const sab = this.native.arenaAlloc(byteLength, zero, this.budget);
-    return sab ?? this.collectAndAlloc(byteLength, zero);
+    const budget = byteLength * LARGE_BLOCKS > BASE_BUDGET ? byteLength * LARGE_BLOCKS : BASE_BUDGET;
+    return this.native.arenaAlloc(byteLength, zero, budget) ?? this.collectAndAlloc(byteLength, zero);
   }
 
   private collectAndAlloc(byteLength: number, zero: boolean): SharedArrayBuffer {
     this.collect({ type: "minor" });
     this.collections++;
+    this.scavengesSinceFull++;
+    const held = this.native.arenaHeldHere();
+    const grown = held > this.heldAfterFull + Math.max(FULL_MIN, this.heldAfterFull * FULL_GROWTH);
+    if (grown || (held > FULL_MIN && this.scavengesSinceFull >= this.fullEvery)) {
+      // `gc()` with no argument, not `gc({ type: "major" })`: the latter leaves the array buffers it
+      // found dead to a later sweep, so the held bytes read just after it counted them as live; the
+      // policy then took dead tensors for a live set, backed off, and let held memory double.
+      this.collect();
+      this.fullCollections++;
+      this.heldAfterFull = this.native.arenaHeldHere();
+      this.scavengesSinceFull = 0;
+      const foundDead = held - this.heldAfterFull > held / 4;
+      this.fullEvery = foundDead ? Math.max(FULL_EVERY_MIN, this.fullEvery / 2) : Math.min(FULL_EVERY_MAX, this.fullEvery * 2);
+    }
     this.native.arenaMark();
-    this.native.arenaStats(this.stats);
-    this.budget = Math.min(MAX_BUDGET, BASE_BUDGET + 2 * this.stats[S_HELD]);
-    this.native.arenaDecay();
+    if (this.collections % DECAY_EVERY === 0) this.native.arenaDecay();
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
+
+  readonly policy: ArenaPolicy = { budget: BASE_BUDGET, fullMin: FULL_MIN, freeLimit: FREE_LIMIT };
 
   read(): ArenaStats {
     const s = this.stats;
     this.native.arenaStats(s);
-    return { held: s[S_HELD], free: s[S_FREE], fresh: s[S_FRESH], recycled: s[S_RECYCLED], highWater: s[S_HIGH], heldHighWater: s[S_HELD_HIGH], collections: this.collections };
+    return {
+      held: s[S_HELD], free: s[S_FREE], fresh: s[S_FRESH], recycled: s[S_RECYCLED], highWater: s[S_HIGH], heldHighWater: s[S_HELD_HIGH],
+      collections: this.collections, fullCollections: this.fullCollections,
+    };
   }
 
   resetHighWater(): void {

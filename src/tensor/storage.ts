@@ -1,5 +1,5 @@
 import type { DType, TypedArray } from "./dtype.js";
-import { Arena, type ArenaStats, exposeCollector, type NativeArena } from "./arena.js";
+import { Arena, type ArenaPolicy, type ArenaStats, exposeCollector, type NativeArena } from "./arena.js";
 import { arrayTypeOf, itemSize } from "./dtype.js";
 
 /**
@@ -185,6 +185,10 @@ export const memoryPool = {
   /** The arena's counters in bytes, or null when tensors are plain SharedArrayBuffers. */
   stats(): ArenaStats | null {
     return arena?.read() ?? null;
+  },
+  /** The arena's collection policy in bytes (budget, fullMin, freeLimit), or null without the arena. */
+  policy(): ArenaPolicy | null {
+    return arena ? { ...arena.policy } : null;
   },
   /** Restarts the arena's high-water marks from what it holds now. */
   resetHighWater(): void {

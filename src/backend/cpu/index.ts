@@ -56,6 +56,8 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
   // built before the arena existed falls back to reporting fresh SharedArrayBuffers to V8.
   if (!(typeof native.arenaAlloc === "function" && installArena(native))) setFreshMemoryReporter((bytes) => native.adjustExternalMemory(bytes));
 
+  const binaryFlat = native.binaryFlat?.bind(native);
+
   return {
     name: "cpu",
 
@@ -103,6 +105,18 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
     },
 
     binary(op, a, b, shape, out): void {
+      // One dense run of each operand (what same-shape elementwise ops pass): bounds are three runs
+      // and nothing is packed, which is most of a small op's cost.
+      if (shape.length === 1 && a.strides.length === 1 && b.strides.length === 1 && a.strides[0] === 1 && b.strides[0] === 1 && binaryFlat) {
+        const n = shape[0];
+        const code = BINARY[op];
+        if (n > 0 && isFloatArray(a.data) && a.data.constructor === b.data.constructor && (code >= BINARY.eq ? out instanceof Uint8Array : out.constructor === a.data.constructor)) {
+          checkRun("binary", "out", out, 0, n);
+          checkRun("binary", "a", a.data, a.offset, n);
+          checkRun("binary", "b", b.data, b.offset, n);
+          return binaryFlat(code, a.data, a.offset, b.data as typeof a.data, b.offset, out, n);
+        }
+      }
       const n = numelOf(shape);
       checkRun("binary", "out", out, 0, n);
       if (n === 0) return;

@@ -30,6 +30,8 @@ export interface NativeKernels extends NativeArena {
   unaryGrad(op: number, grad: FloatArray, saved: FloatArray, savedOffset: number, out: FloatArray, n: number, p0: number, p1: number): void;
   /** layout: [ndim, aOffset, bOffset, ...shape, ...aStrides, ...bStrides] */
   binary(op: number, a: FloatArray, b: FloatArray, out: TypedArray, layout: Float64Array): void;
+  /** binary over one dense run of n elements of each operand (no layout); absent from addons built before it. */
+  binaryFlat?(op: number, a: FloatArray, aOffset: number, b: FloatArray, bOffset: number, out: TypedArray, n: number): void;
   /** layout: [ndim, condOffset, aOffset, bOffset, ...shape, ...condStrides, ...aStrides, ...bStrides] */
   where(cond: Uint8Array, a: TypedArray, b: TypedArray, out: TypedArray, layout: Float64Array): void;
   /** layout: [ndim, srcOffset, outOffset, ...shape, ...srcStrides] */
