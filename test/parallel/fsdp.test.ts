@@ -33,12 +33,12 @@ test("HYBRID_SHARD on 4 ranks (2 × 2 mesh) takes DDP's steps, with one replica 
   assert.deepEqual(outcomes[0].checks, ["HYBRID_SHARD 2 × 2, SGD momentum", "HYBRID_SHARD 2 × 2, AdamW, clipGradNorm"]);
 });
 
-test("FSDP and ZeRO-1 memory after the step follow the ZeRO formulas; ZeRO-1 takes the plain optimizer's steps; a skipped unit is named", async () => {
+test("FULL_SHARD (ZeRO-3), SHARD_GRAD_OP (ZeRO-2) and ZeRO-1 memory after the step follow the ZeRO formulas, with at most 2 units gathered at once; ZeRO-1 takes the plain optimizer's steps; a skipped unit is named", async () => {
   const results = await launch({ world: 2, script: CHECKS, timeoutMs: 240_000, env: { RINGTORCH_NUM_THREADS: "1" } });
   for (const r of results) assert.equal(r.code, 0, explain(results));
   const outcomes = results.map((r) => r.result as Outcome);
   assert.deepEqual(outcomes.flatMap((o) => o.failures), []);
-  assert.equal(outcomes[0].checks.length, 5, `checks run: ${outcomes[0].checks.join(", ")}`);
+  assert.equal(outcomes[0].checks.length, 6, `checks run: ${outcomes[0].checks.join(", ")}`);
 });
 
 /** A safetensors reader written from the format's spec (8-byte little-endian header size, JSON header, raw little-endian data). */

@@ -40,23 +40,39 @@ function train(model: rt.nn.Module, step: () => void): void {
   }
 }
 
-// FULL_SHARD with AdamW: parameter shards, gradient shards and both moments, 16Ψ/N bytes, plus
-// at most the largest unit gathered (here: none, every unit is freed after backward).
-{
+// FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2) with AdamW, after the step: parameter shards,
+// gradient shards and both moments, 16Ψ/N bytes under ZeRO-3; ZeRO-2 keeps the parameters whole,
+// 4Ψ + 12Ψ/N. On top, FSDP's two communication buffers (one all-gather output and one
+// reduce-scatter input, each the largest unit plus the 4-byte sequence tag per rank) and nothing
+// else: no unit stays gathered. During the step, at most limitAllGathers (2) units are gathered
+// or gathering at once, and the unsharded memory held peaks at one unit (ZeRO-3: each is freed
+// before the next one's prefetch lands) or the whole model (ZeRO-2).
+const LARGEST_UNIT = 4 * D * D;
+const BUFFERS = 2 * LARGEST_UNIT + N * 4;
+for (const [strategy, formula, peakHeld] of [
+  ["FULL_SHARD", (16 * psi) / N, LARGEST_UNIT],
+  ["SHARD_GRAD_OP", 4 * psi + (12 * psi) / N, 4 * psi],
+] as const) {
   const base = held();
   let model: rt.nn.Module | null = build();
   // Every rank builds the same weights from the seed. syncModuleStates is off because its one-off
   // broadcast buffers reach the comm worker, which drops its handles only at its own collections
   // (after 64 MB of new buffers): whether they count here would depend on its timing.
-  const fsdpModel = new rt.FSDP(model, { autoWrapPolicy: fsdp.moduleWrapPolicy([nn.Linear]), syncModuleStates: false });
+  const fsdpModel = new rt.FSDP(model, { shardingStrategy: strategy, autoWrapPolicy: fsdp.moduleWrapPolicy([nn.Linear]), syncModuleStates: false });
   const opt = new optim.AdamW(fsdpModel.parameters(), { lr: 1e-3 });
   train(fsdpModel, () => opt.step());
   const bytes = held() - base;
-  const formula = (16 * psi) / N;
-  const largestUnit = 4 * D * D;
-  memory.fullShard = { bytes, formula, largestUnit };
-  if (!(bytes >= formula * 0.95 && bytes <= (formula + largestUnit) * 1.05)) failures.push(`rank ${rank} FULL_SHARD holds ${bytes} bytes after the step; ZeRO-3 says ${formula} (+ ${largestUnit} for the largest unit)`);
-  checks.push("FULL_SHARD memory");
+  const stats = fsdp.memoryStats(model);
+  // The buffers belong to the process group's FSDP comm, shared by every model over it: the
+  // first model here makes them, the second finds them made (its units are no larger).
+  const fresh = strategy === "FULL_SHARD" ? BUFFERS : 0;
+  memory[strategy] = { bytes, formula, buffers: fresh, stats };
+  if (!(bytes >= (formula + fresh) * 0.95 && bytes <= (formula + fresh) * 1.05)) failures.push(`rank ${rank} ${strategy} holds ${bytes} bytes after the step; the ZeRO formula says ${formula}, + ${fresh} of new communication buffers`);
+  if (stats.bufferBytes !== BUFFERS) failures.push(`rank ${rank} ${strategy}: FSDP reports ${stats.bufferBytes} bytes of buffers, expected ${BUFFERS}`);
+  if (stats.peakGatheredUnits > 2) failures.push(`rank ${rank} ${strategy}: ${stats.peakGatheredUnits} units gathered at once, over limitAllGathers (2)`);
+  if (strategy === "FULL_SHARD" && stats.peakGatheredUnits !== 2) failures.push(`rank ${rank} FULL_SHARD: the next unit was never prefetched (at most ${stats.peakGatheredUnits} gathered at once)`);
+  if (stats.peakHeldBytes !== peakHeld) failures.push(`rank ${rank} ${strategy}: unsharded parameters peaked at ${stats.peakHeldBytes} bytes, expected ${peakHeld}`);
+  checks.push(`${strategy} memory`);
   model = null;
 }
 
