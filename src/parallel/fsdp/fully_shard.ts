@@ -12,6 +12,7 @@ import { type MixedPrecisionPolicy, resolvePolicy } from "./mixed_precision.js";
 import { FsdpParam, type ShardHome } from "./param.js";
 import { GatherSchedule, type PrefetchOptions } from "./prefetch.js";
 import { broadcastCoalesced } from "../broadcast_coalesced.js";
+import { scratchFor } from "./scratch.js";
 import { FsdpUnit } from "./unit.js";
 
 export interface FullyShardOptions {
@@ -127,6 +128,9 @@ export class FsdpState {
     try {
       for (const s of this.tree) s.unit.launchReduce();
       for (const s of this.tree) s.unit.finishReduce();
+      // Every reduction has landed; the comm's scratch (shared by every model over the group) must
+      // not keep the last one, whose closure holds this model alive after the caller dropped it.
+      scratchFor(this.comm).settle();
     } finally {
       for (const s of this.tree) {
         s.unit.reshard();
