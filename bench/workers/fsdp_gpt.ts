@@ -4,6 +4,7 @@
 // Prints RESULT {mode, rank, tokensPerSec (all ranks), rssMb (this rank's peak)}.
 import * as rt from "../../src/index.js";
 import { GPT } from "../gpt.js";
+import { commStats } from "../../src/distributed/comm_stats.js";
 
 const { nn, optim, dist, fsdp } = rt;
 const MODE = process.env.MODE ?? "FULL_SHARD";
@@ -29,12 +30,19 @@ const step = () => {
 };
 for (let i = 0; i < WARMUP; i++) step();
 const rates: number[] = [];
+const waits: number[] = [];
 for (let r = 0; r < RUNS; r++) {
   dist.barrier();
   const t0 = performance.now();
+  const w0 = commStats.waitMs;
   for (let i = 0; i < STEPS; i++) step();
+  // Time this thread was blocked on communication per step (inside a collective or waiting for one).
+  waits.push((commStats.waitMs - w0) / STEPS);
   dist.barrier();
   rates.push((world * STEPS * B * T) / ((performance.now() - t0) / 1000));
 }
-console.log("RESULT " + JSON.stringify({ mode: MODE, rank: dist.getRank(), rates, rssMb: process.resourceUsage().maxRSS / 1024 }));
+// The tensor arena's most bytes held + kept free at once: the tensor part of RSS, without V8's heap and the code.
+const arenaMb = (rt.memoryPool.stats()?.highWater ?? NaN) / 2 ** 20;
+const fsdpStats = MODE === "ddp" ? null : fsdp.memoryStats(net);
+console.log("RESULT " + JSON.stringify({ mode: MODE, rank: dist.getRank(), rates, waitMsPerStep: waits, rssMb: process.resourceUsage().maxRSS / 1024, arenaMb, fsdp: fsdpStats }));
 dist.destroyProcessGroup();

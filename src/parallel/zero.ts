@@ -3,9 +3,13 @@ import { getRank, getWorldSize, isInitialized } from "../distributed/init.js";
 import { broadcast } from "../distributed/collectives.js";
 import type { ProcessGroup } from "../distributed/process_group.js";
 import type { Optimizer } from "../optim/optimizer.js";
+import { itemSize } from "../tensor/dtype.js";
 import { Tensor } from "../tensor/tensor.js";
 import { checkArity, checkOptions } from "../util/options.js";
 import { broadcastCoalesced, type Broadcaster } from "./broadcast_coalesced.js";
+
+/** Parameters of at least this many bytes are broadcast in place rather than through a coalesced copy. */
+const IN_PLACE_BYTES = 64 * 1024;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type OptimizerClass = new (params: Tensor[], options: any) => Optimizer<{ lr: number }>;
@@ -51,10 +55,21 @@ export class ZeroRedundancyOptimizer {
     this.localOptimizer = mine.length > 0 ? new optimizerClass(mine, optimizerOptions) : null;
   }
 
-  /** Steps this rank's partition, then brings every rank's updated partition to every rank. */
+  /**
+   * Steps this rank's partition, then brings every rank's updated partition to every rank. Large
+   * parameters are broadcast in place, one collective each: a coalesced copy would be a fresh
+   * buffer of the partition's size every step, which the comm worker keeps until its own
+   * collections (memory above the ZeRO formula). Small ones still travel together.
+   */
   step(): void {
     this.localOptimizer?.step();
-    this.partitions.forEach((owned, r) => broadcastCoalesced(this.comm, owned, r));
+    this.partitions.forEach((owned, r) => {
+      const alone = owned.filter((p) => p.numel * itemSize(p.dtype) >= IN_PLACE_BYTES && p.isContiguous());
+      noGrad(() => {
+        for (const p of alone) this.comm.broadcast(p.detach(), r);
+      });
+      broadcastCoalesced(this.comm, alone.length === 0 ? owned : owned.filter((p) => !alone.includes(p)), r);
+    });
   }
 
   /** Clears the gradients of every parameter (all of them: gradients are not partitioned). */

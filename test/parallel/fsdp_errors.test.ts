@@ -33,6 +33,17 @@ test("a mixed-precision policy that cannot apply names the parameter; unknown ke
   assert.throws(() => new rt.FSDP(new nn.Linear(2, 2), { shardingStrategy: "ZERO3" as never }), /shardingStrategy must be one of FULL_SHARD/);
 });
 
+test("prefetch options are checked: limitAllGathers at least 1, ZeRO-2's kept parameters only without resharding after forward and without a lowered paramDtype", () => {
+  assert.throws(() => fsdp.fullyShard(new nn.Linear(2, 2), { limitAllGathers: 0 }), /limitAllGathers must be an integer of at least 1 .* got 0/);
+  assert.throws(() => fsdp.fullyShard(new nn.Linear(2, 2), { forwardPrefetch: "yes" as never }), /forwardPrefetch must be a boolean, got string/);
+  assert.throws(() => fsdp.fullyShard(new nn.Linear(2, 2), { reshardAfterBackward: false }), /needs reshardAfterForward false too/);
+  assert.throws(
+    () => fsdp.fullyShard(new nn.Linear(2, 2), { reshardAfterForward: false, reshardAfterBackward: false, mixedPrecision: { paramDtype: "bfloat16" } }),
+    /paramDtype bfloat16 would round/,
+  );
+  assert.throws(() => new rt.FSDP(new nn.Linear(2, 2), { backwardPrefetch: "BACKWARD_POST" as never }), /backwardPrefetch must be "BACKWARD_PRE" or null/);
+});
+
 test("a sharded checkpoint whose shards do not cover a parameter is an error naming it and the rows", async () => {
   const dir = mkdtempSync(join(tmpdir(), "fsdp-cover-"));
   try {

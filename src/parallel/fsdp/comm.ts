@@ -1,6 +1,6 @@
 import { allReduce, broadcast } from "../../distributed/collectives.js";
 import { allGatherIntoTensor, reduceScatterTensor } from "../../distributed/gather_scatter.js";
-import { getRank, getWorldSize, isInitialized } from "../../distributed/init.js";
+import { currentWorld, getRank, getWorldSize, isInitialized } from "../../distributed/init.js";
 import type { ProcessGroup } from "../../distributed/process_group.js";
 import type { Tensor } from "../../tensor/tensor.js";
 import type { CommWork } from "../comm.js";
@@ -18,8 +18,8 @@ export interface FsdpComm {
   readonly replicaSize: number;
   /** Every rank of the job (what broadcast covers). */
   readonly worldSize: number;
-  /** Shard group: `output` (size × input) receives every rank's `input` in rank order. */
-  allGather(output: Tensor, input: Tensor): void;
+  /** Shard group: `output` (size × input) receives every rank's `input` in rank order; started now (prefetch overlaps it with compute). */
+  allGather(output: Tensor, input: Tensor): CommWork;
   /** Shard group: rank i's `output` becomes the average over ranks of block i of `input`; started now. */
   reduceScatter(output: Tensor, input: Tensor): CommWork;
   /** Replicate group: `t` becomes the average over replicas, in place; started now. */
@@ -32,9 +32,16 @@ export interface FsdpComm {
 
 const done: CommWork = { wait() {} };
 
+/** One comm per (shard, replicate) pair of groups, so that every unit over them shares its buffers (scratch.ts). */
+const made = new WeakMap<ProcessGroup, Map<string, FsdpComm>>();
+const ids = new WeakMap<ProcessGroup, number>();
+let nextId = 1;
+const idOf = (g: ProcessGroup | undefined) => (g === undefined ? 0 : (ids.get(g) ?? (ids.set(g, nextId), nextId++)));
+
 /**
  * FSDP's view of its groups: `shard` (default: every rank; "none": this rank alone, NO_SHARD) and
- * an optional `replicate` group (default with "none": every rank).
+ * an optional `replicate` group (default with "none": every rank). The same groups give the same
+ * object.
  */
 export function fsdpCommFor(shard?: ProcessGroup | "none", replicate?: ProcessGroup): FsdpComm {
   if (!isInitialized()) {
@@ -43,7 +50,17 @@ export function fsdpCommFor(shard?: ProcessGroup | "none", replicate?: ProcessGr
         "(under ringrun it reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the environment)",
     );
   }
-  if (shard === "none") return { ...fsdpCommFor(undefined, replicate), shardRank: 0, shardSize: 1, replicaSize: replicate ? replicate.size : getWorldSize(), allReduceReplicas: (t) => allReduce(t, { ...(replicate ? { group: replicate } : {}), op: "avg", async: true }) };
+  const world = currentWorld("fullyShard").world;
+  let byKey = made.get(world);
+  if (!byKey) made.set(world, (byKey = new Map()));
+  const key = `${shard === "none" ? "none" : idOf(shard)}/${idOf(replicate)}`;
+  let comm = byKey.get(key);
+  if (!comm) byKey.set(key, (comm = makeComm(shard, replicate)));
+  return comm;
+}
+
+function makeComm(shard?: ProcessGroup | "none", replicate?: ProcessGroup): FsdpComm {
+  if (shard === "none") return { ...makeComm(undefined, replicate), shardRank: 0, shardSize: 1, replicaSize: replicate ? replicate.size : getWorldSize(), allReduceReplicas: (t) => allReduce(t, { ...(replicate ? { group: replicate } : {}), op: "avg", async: true }) };
   const s = shard ? { group: shard } : {};
   const r = replicate ? { group: replicate } : null;
   return {
@@ -52,7 +69,7 @@ export function fsdpCommFor(shard?: ProcessGroup | "none", replicate?: ProcessGr
     replicaSize: replicate ? replicate.size : 1,
     worldSize: getWorldSize(),
     allGather(output, input) {
-      allGatherIntoTensor(output, input, s);
+      return allGatherIntoTensor(output, input, { ...s, async: true });
     },
     reduceScatter(output, input) {
       return reduceScatterTensor(output, input, { ...s, op: "avg", async: true });

@@ -15,7 +15,11 @@ import { applyWrapPolicy, type AutoWrapPolicy } from "./wrap_policy.js";
 export const ShardingStrategy = {
   /** ZeRO-3: parameters, gradients and optimizer state sharded; parameters freed after forward. */
   FULL_SHARD: "FULL_SHARD",
-  /** ZeRO-2: as FULL_SHARD, but parameters stay gathered from forward to the end of backward. */
+  /**
+   * ZeRO-2: gradients and optimizer state sharded; parameters gathered once per step (before
+   * forward) into memory that stays allocated, this rank's shard a view of its rows. With a
+   * lowered paramDtype the gathered copy is freed after backward instead (FSDP2's behaviour).
+   */
   SHARD_GRAD_OP: "SHARD_GRAD_OP",
   /** DDP: nothing sharded, gradients all-reduced. */
   NO_SHARD: "NO_SHARD",
@@ -35,11 +39,28 @@ export interface FullyShardedDataParallelOptions {
   processGroup?: ProcessGroup;
   /** HYBRID_SHARD: the group to replicate over (default: the same local rank on every host). */
   replicateGroup?: ProcessGroup;
+  /** Start the next unit's all-gather before this unit's forward. Default true (PyTorch's FSDP1: false; here the gather runs on the comm worker while this unit computes). */
+  forwardPrefetch?: boolean;
+  /** "BACKWARD_PRE" (default): start the next unit's all-gather before this unit's backward; null: gather each unit only when its backward starts. */
+  backwardPrefetch?: "BACKWARD_PRE" | null;
+  /** true (default): at most 2 units that are freed again within a pass gathered at once; false: no limit; or the number. */
+  limitAllGathers?: boolean | number;
   /** Replaces the process groups (tests count collectives through it). */
   comm?: FsdpComm;
 }
 
-const OPTIONS = ["shardingStrategy", "autoWrapPolicy", "mixedPrecision", "syncModuleStates", "processGroup", "replicateGroup", "comm"];
+const OPTIONS = [
+  "shardingStrategy",
+  "autoWrapPolicy",
+  "mixedPrecision",
+  "syncModuleStates",
+  "processGroup",
+  "replicateGroup",
+  "forwardPrefetch",
+  "backwardPrefetch",
+  "limitAllGathers",
+  "comm",
+];
 
 /**
  * Fully sharded data parallelism in FSDP1's spelling (torch.distributed.fsdp.FullyShardedDataParallel),
@@ -62,8 +83,17 @@ export class FullyShardedDataParallel<M extends Module = Module> extends Module 
     const strategy = options.shardingStrategy ?? "FULL_SHARD";
     if (!(strategy in ShardingStrategy)) throw new TypeError(`${where}: shardingStrategy must be one of ${Object.keys(ShardingStrategy).join(", ")}, got ${JSON.stringify(strategy)}`);
     this.shardingStrategy = strategy;
+    const zero2 = strategy === "SHARD_GRAD_OP";
+    const lowered = options.mixedPrecision?.paramDtype === "bfloat16";
+    const bp = options.backwardPrefetch === undefined ? "BACKWARD_PRE" : options.backwardPrefetch;
+    if (bp !== "BACKWARD_PRE" && bp !== null) throw new TypeError(`${where}: backwardPrefetch must be "BACKWARD_PRE" or null, got ${JSON.stringify(bp)}`);
+    const limit = options.limitAllGathers ?? true;
     const unitOptions: FullyShardOptions = {
-      reshardAfterForward: strategy !== "SHARD_GRAD_OP",
+      reshardAfterForward: !zero2,
+      reshardAfterBackward: !(zero2 && !lowered),
+      forwardPrefetch: options.forwardPrefetch ?? true,
+      backwardPrefetch: bp !== null,
+      limitAllGathers: limit === true ? 2 : limit === false ? Number.MAX_SAFE_INTEGER : limit,
       comm: options.comm ?? commOf(strategy, options),
       ...(options.mixedPrecision ? { mixedPrecision: options.mixedPrecision } : {}),
       syncModuleStates: options.syncModuleStates ?? true,

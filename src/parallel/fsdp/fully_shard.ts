@@ -2,15 +2,17 @@ import { queueCallback } from "../../autograd/engine.js";
 import { isGradEnabled } from "../../autograd/grad_mode.js";
 import { Module } from "../../nn/module.js";
 import { Parameter, replaceData } from "../../nn/parameter.js";
-import { clone, empty, zeros } from "../../ops/creation.js";
+import { clone, zeros } from "../../ops/creation.js";
 import type { ProcessGroup } from "../../distributed/process_group.js";
 import { Tensor } from "../../tensor/tensor.js";
 import { checkArity, checkOptions } from "../../util/options.js";
 import { type FsdpComm, fsdpCommFor } from "./comm.js";
 import { ShardLayout } from "./layout.js";
 import { type MixedPrecisionPolicy, resolvePolicy } from "./mixed_precision.js";
-import { FsdpParam } from "./param.js";
+import { FsdpParam, type ShardHome } from "./param.js";
+import { GatherSchedule, type PrefetchOptions } from "./prefetch.js";
 import { broadcastCoalesced } from "../broadcast_coalesced.js";
+import { scratchFor } from "./scratch.js";
 import { FsdpUnit } from "./unit.js";
 
 export interface FullyShardOptions {
@@ -23,23 +25,50 @@ export interface FullyShardOptions {
   mixedPrecision?: MixedPrecisionPolicy;
   /** Copy rank 0's parameters and buffers to every rank before sharding. Default false, as in FSDP2. */
   syncModuleStates?: boolean;
+  /**
+   * Free the gathered parameters once the unit's backward is done. Default true. False keeps them
+   * allocated between steps, this rank's shard a view of its own rows of them (ZeRO-2's memory:
+   * parameters whole, gradients and optimizer state sharded); needs reshardAfterForward false and
+   * no lowered paramDtype (the rounded copy could not be the master weights).
+   */
+  reshardAfterBackward?: boolean;
+  /** Start the next unit's all-gather before this unit's forward runs (read on the root). Default true. */
+  forwardPrefetch?: boolean;
+  /** Start the next unit's all-gather before this unit's backward runs (read on the root). Default true. */
+  backwardPrefetch?: boolean;
+  /** The most units, freed again within a pass, that may be gathered or gathering at once (read on the root). Default 2: the current one and the prefetched one. */
+  limitAllGathers?: number;
   /** Replaces the process groups (tests count FSDP's collectives through it). */
   comm?: FsdpComm;
 }
 
-const OPTIONS = ["reshardAfterForward", "processGroup", "replicateGroup", "mixedPrecision", "syncModuleStates", "comm"];
+const OPTIONS = [
+  "reshardAfterForward",
+  "reshardAfterBackward",
+  "forwardPrefetch",
+  "backwardPrefetch",
+  "limitAllGathers",
+  "processGroup",
+  "replicateGroup",
+  "mixedPrecision",
+  "syncModuleStates",
+  "comm",
+];
 
 /** The FSDP state of a module fullyShard was applied to. */
 export class FsdpState {
   root: FsdpState | null = null;
   /** Set on the root: every state of its tree, inner units first. */
   tree: FsdpState[] = [];
+  /** Set on the root: when each unit of the tree is gathered. */
+  schedule: GatherSchedule | null = null;
   private backwardQueued = false;
 
   constructor(
     readonly module: Module,
     readonly unit: FsdpUnit,
     readonly comm: FsdpComm,
+    private readonly prefetch: PrefetchOptions,
   ) {}
 
   get isRoot(): boolean {
@@ -57,9 +86,12 @@ export class FsdpState {
           s.unit.resetBackward();
           s.unit.reshard();
         }
+        this.schedule!.beginForward();
       }
     }
-    this.unit.unshard("forward");
+    const schedule = this.root?.schedule;
+    if (schedule) schedule.beforeForward(this.unit);
+    else this.unit.unshard("forward");
     this.unit.installUnsharded();
   }
 
@@ -67,13 +99,21 @@ export class FsdpState {
     this.unit.installShards();
     const grad = isGradEnabled();
     if (!grad || (this.unit.options.reshardAfterForward && !this.isRoot)) this.unit.reshard();
-    if (activeRoot === this) activeRoot = null;
+    this.root?.schedule?.afterForward(this.unit);
+    if (activeRoot === this) {
+      activeRoot = null;
+      // A forward prefetch this forward did not use (the model ran another path than the last
+      // time) is finished and dropped, rather than held until the next forward.
+      for (const s of this.tree) if (s.unit.isGathering) s.unit.reshard();
+    }
     if (grad) for (const t of tensorsIn(output)) if (t.gradFn) t.registerHook(() => this.preBackward());
   }
 
   private preBackward(): void {
     this.root?.queueBackwardEnd();
-    this.unit.unshard("backward");
+    const schedule = this.root?.schedule;
+    if (schedule) schedule.beforeBackward(this.unit);
+    else this.unit.unshard("backward");
   }
 
   queueBackwardEnd(): void {
@@ -88,11 +128,15 @@ export class FsdpState {
     try {
       for (const s of this.tree) s.unit.launchReduce();
       for (const s of this.tree) s.unit.finishReduce();
+      // Every reduction has landed; the comm's scratch (shared by every model over the group) must
+      // not keep the last one, whose closure holds this model alive after the caller dropped it.
+      scratchFor(this.comm).settle();
     } finally {
       for (const s of this.tree) {
         s.unit.reshard();
         s.unit.resetBackward();
       }
+      this.schedule?.endBackward();
     }
   }
 
@@ -111,6 +155,10 @@ export class FsdpState {
       s.unit.onGradReadyHook = () => this.queueBackwardEnd();
     }
     this.unit.isRoot = true;
+    this.schedule = new GatherSchedule(
+      this.tree.map((s) => s.unit),
+      this.prefetch,
+    );
   }
 }
 
@@ -150,6 +198,17 @@ export function fullyShard<M extends Module>(module: M, options: FullyShardOptio
     if (p.dtype !== dtype) throw new TypeError(`${where}: the parameters of one unit must share a dtype, but ${own[0][0]} is ${dtype} and ${n} is ${p.dtype}; make the module one dtype or shard its parts separately`);
   }
   if (options.syncModuleStates) broadcastCoalesced(comm, [...own.map(([, p]) => p as Tensor), ...ownBuffers(module)], 0);
+  const reshardAfterForward = options.reshardAfterForward ?? true;
+  const reshardAfterBackward = options.reshardAfterBackward ?? true;
+  if (!reshardAfterBackward && reshardAfterForward) throw new Error(`${where}: reshardAfterBackward false keeps the parameters gathered between steps, which needs reshardAfterForward false too (SHARD_GRAD_OP)`);
+  if (!reshardAfterBackward && policy.paramDtype !== null && policy.paramDtype !== dtype) {
+    throw new Error(`${where}: reshardAfterBackward false makes the shards views of the gathered parameters, which mixedPrecision.paramDtype ${policy.paramDtype} would round; keep reshardAfterBackward true with a lowered paramDtype`);
+  }
+  const limitAllGathers = options.limitAllGathers ?? 2;
+  if (!Number.isInteger(limitAllGathers) || limitAllGathers < 1) throw new RangeError(`${where}: limitAllGathers must be an integer of at least 1 (the unit being run), got ${limitAllGathers}`);
+  for (const key of ["forwardPrefetch", "backwardPrefetch", "reshardAfterForward", "reshardAfterBackward"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "boolean") throw new TypeError(`${where}: ${key} must be a boolean, got ${typeof options[key]}`);
+  }
   const size = comm.shardSize;
   let total = 0;
   const offsets = own.map(([, p]) => {
@@ -157,23 +216,25 @@ export function fullyShard<M extends Module>(module: M, options: FullyShardOptio
     total += new ShardLayout(p.shape, size).chunkNumel;
     return at;
   });
-  const flat = size > 1 ? zeros([total], { dtype }) : empty([0], { dtype });
+  const flat = size > 1 && reshardAfterBackward ? zeros([total], { dtype }) : null;
+  const home: ShardHome = size === 1 ? { kind: "self" } : flat ? { kind: "flat", flat } : { kind: "rows" };
   const params = own.map(([n, p, places], i) => {
     // The unsharded parameter must own exactly its elements, in order: FSDP swaps its memory.
     if (p.offset !== 0 || p.storage.length !== p.numel || !p.isContiguous()) replaceData(p, clone(p.detach()));
-    const fp = new FsdpParam(n, p, size, comm.shardRank, offsets[i], size > 1 ? flat : null);
+    const fp = new FsdpParam(n, p, size, comm.shardRank, offsets[i], home);
     fp.places.push(...places);
-    if (size > 1) fp.free();
+    fp.free();
     managed.set(p, name);
     managed.set(fp.shard, name);
     return fp;
   });
-  const unit = new FsdpUnit(nextUnitIndex++, name, module, params, flat, total, comm, {
-    reshardAfterForward: options.reshardAfterForward ?? true,
-    policy,
-  });
+  const unit = new FsdpUnit(nextUnitIndex++, name, module, params, flat, dtype, total, comm, { reshardAfterForward, reshardAfterBackward, policy });
   unit.installShards();
-  const state = new FsdpState(module, unit, comm);
+  const state = new FsdpState(module, unit, comm, {
+    forwardPrefetch: options.forwardPrefetch ?? true,
+    backwardPrefetch: options.backwardPrefetch ?? true,
+    limitAllGathers,
+  });
   states.set(module, state);
   module.registerForwardPreHook(() => state.preForward());
   module.registerForwardHook((_m, _args, output) => state.postForward(output));

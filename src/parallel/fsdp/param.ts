@@ -8,11 +8,19 @@ import { contiguousData } from "../../ops/util.js";
 import { ShardLayout } from "./layout.js";
 
 /**
+ * Where a parameter's shard lives: `flat`, rows of its unit's flat shard (the unsharded memory is
+ * freed between uses: ZeRO-3); `rows`, a view of this rank's rows of the unsharded parameter, whose
+ * memory then stays allocated between steps (ZeRO-2: the optimizer updates those rows in place and
+ * the next gather brings the other ranks'); `self`, the parameter itself (a shard group of one).
+ */
+export type ShardHome = { kind: "flat"; flat: Tensor } | { kind: "rows" } | { kind: "self" };
+
+/**
  * One parameter under FSDP (FSDP2's FSDPParam). `unsharded` is the module's own Parameter object:
  * forward runs with it, autograd saves it and accumulates its gradient, so hooks on it keep
  * working; between uses its memory is freed (an empty array under the same storage) and gathered
- * again before the next use. `shard` is this rank's rows, a view into its unit's flat shard:
- * `module.parameters()` returns it outside forward, and the optimizer steps on it.
+ * again before the next use. `shard` is this rank's rows (see ShardHome): `module.parameters()`
+ * returns it outside forward, and the optimizer steps on it.
  */
 export class FsdpParam {
   readonly layout: ShardLayout;
@@ -29,20 +37,28 @@ export class FsdpParam {
     readonly shardRank: number,
     /** Where this parameter's padded chunk starts in its unit's flat shard. */
     readonly offset: number,
-    /** The unit's flat shard; null for a shard group of one, where the shard is the parameter itself. */
-    flat: Tensor | null,
+    readonly home: ShardHome,
   ) {
     this.layout = new ShardLayout(unsharded.shape, shardSize);
     this.empty = new (arrayTypeOf(unsharded.dtype))(new SharedArrayBuffer(0), 0, 0);
-    if (flat === null) {
-      this.shard = unsharded;
-      return;
-    }
     const rows = this.layout.rowsOf(shardRank);
     const n = rows * this.layout.rowNumel;
-    this.shard = new Parameter(flat.narrow(0, offset, n).view(this.layout.shardShape(shardRank)), unsharded.requiresGrad);
     const from = this.rowStart * this.layout.rowNumel;
-    flat.storage.data.set(this.full().subarray(from, from + n), flat.offset + offset);
+    if (home.kind === "self") {
+      this.shard = unsharded;
+    } else if (home.kind === "rows") {
+      const asRows = unsharded.ndim === 0 ? unsharded.detach().view([1]) : unsharded.detach();
+      this.shard = new Parameter(asRows.narrow(0, this.rowStart, rows), unsharded.requiresGrad);
+    } else {
+      this.shard = new Parameter(home.flat.narrow(0, offset, n).view(this.layout.shardShape(shardRank)), unsharded.requiresGrad);
+      home.flat.storage.data.set(this.full().subarray(from, from + n), home.flat.offset + offset);
+    }
+  }
+
+  /** This rank's rows as a contiguous array (they are: a shard is a dim-0 slice). */
+  shardData(): TypedArray {
+    const s = this.shard;
+    return s.storage.data.subarray(s.offset, s.offset + s.numel) as TypedArray;
   }
 
   get rowStart(): number {
@@ -65,8 +81,15 @@ export class FsdpParam {
     return data;
   }
 
-  /** Frees the unsharded parameter's memory; the tensor objects stay, empty, until the next gather. */
+  /**
+   * Frees the unsharded parameter's memory; the tensor objects stay, empty, until the next gather.
+   * The memory goes back to the pool at once (nothing touches it again: every use of the parameter
+   * reads its storage's current array), so the next unit's gather of the same shapes reuses it
+   * instead of waiting for the collector to find it dead.
+   */
   free(): void {
+    if (this.isFreed || this.home.kind !== "flat") return;
+    this.unsharded.storage.release();
     this.unsharded.storage.swapData(this.empty);
   }
 
@@ -82,7 +105,10 @@ export class FsdpParam {
   }
 }
 
-/** Rank r's block of a gathered flat holds each parameter's chunk at its offset: copies out the real rows. */
+/**
+ * Rank r's block of a gathered flat holds each parameter's chunk at its offset: copies out the real
+ * rows. A parameter whose shard is a view of its own rows (ZeRO-2) has them in place already.
+ */
 export function copyOutGathered(params: readonly FsdpParam[], gathered: TypedArray, blockLength: number, size: number): void {
   const widen = gathered instanceof Uint16Array;
   for (const p of params) {
@@ -90,7 +116,7 @@ export function copyOutGathered(params: readonly FsdpParam[], gathered: TypedArr
     const rowNumel = p.layout.rowNumel;
     for (let r = 0; r < size; r++) {
       const n = p.layout.rowsOf(r) * rowNumel;
-      if (n === 0) continue;
+      if (n === 0 || (r === p.shardRank && p.home.kind === "rows")) continue;
       const src = r * blockLength + p.offset;
       const dst = p.layout.rowStart(r) * rowNumel;
       if (!widen) full.set(gathered.subarray(src, src + n), dst);

@@ -5,7 +5,7 @@ import { itemSize } from "../../tensor/dtype.js";
 /** Unit names by index; every rank builds its units in the same order, so an index names the same unit everywhere. */
 const names = new Map<number, string>();
 
-type Phase = "forward" | "backward";
+export type Phase = "forward" | "backward";
 
 /**
  * The collective-sequence check FSDP runs on every all-gather, at no extra collective: 4 bytes

@@ -1,5 +1,7 @@
 import type { Module } from "../../nn/module.js";
+import { itemSize } from "../../tensor/dtype.js";
 import { fsdpStateOf, type FsdpState } from "./fully_shard.js";
+import { scratchFor } from "./scratch.js";
 
 /** Every FSDP state in `module`'s subtree (module included), outermost first; at least one. */
 export function statesUnder(module: Module, where: string): FsdpState[] {
@@ -31,4 +33,40 @@ export function collectiveCounts(module: Module): { allGather: number; reduceSca
     total.allReduce += s.unit.counts.allReduce;
   }
   return total;
+}
+
+/** What FSDP holds for a model, in bytes, from its own accounting (deterministic, unlike RSS). */
+export interface FsdpMemoryStats {
+  /** This rank's parameter shards (the padded flat shards, or the rows of ZeRO-2's kept parameters). */
+  shardBytes: number;
+  /** Unsharded parameter memory held now: gathered units, and ZeRO-2's kept parameters. */
+  heldBytes: number;
+  /** The most unsharded parameter memory held at once since the first forward. */
+  peakHeldBytes: number;
+  /** The most units freed again within a pass (all but the root under FULL_SHARD) gathered or gathering at once. */
+  peakGatheredUnits: number;
+  /** Communication buffers: all-gather buffers, the reduce-scatter's send buffer, bfloat16 wire copies. */
+  bufferBytes: number;
+}
+
+/** FSDP's memory accounting for `module`'s units (fsdp.memoryStats). */
+export function memoryStats(module: Module): FsdpMemoryStats {
+  const states = statesUnder(module, "fsdp.memoryStats");
+  const out: FsdpMemoryStats = { shardBytes: 0, heldBytes: 0, peakHeldBytes: 0, peakGatheredUnits: 0, bufferBytes: 0 };
+  const schedules = new Set<NonNullable<FsdpState["schedule"]>>();
+  const comms = new Set<FsdpState["comm"]>();
+  for (const s of states) {
+    const u = s.unit;
+    out.shardBytes += u.sharded ? u.flat?.storage.data.byteLength ?? u.params.reduce((n, p) => n + p.shard.numel * itemSize(p.shard.dtype), 0) : 0;
+    out.heldBytes += u.heldBytes;
+    const schedule = s.root?.schedule;
+    if (schedule) schedules.add(schedule);
+    comms.add(s.comm);
+  }
+  for (const sch of schedules) {
+    out.peakHeldBytes += sch.peakHeldBytes;
+    out.peakGatheredUnits += sch.peakTransient;
+  }
+  for (const c of comms) out.bufferBytes += scratchFor(c).bytes();
+  return out;
 }

@@ -1,20 +1,30 @@
 import { noGrad } from "../../autograd/grad_mode.js";
 import type { Module } from "../../nn/module.js";
 import type { Parameter } from "../../nn/parameter.js";
-import { empty, to, zeros } from "../../ops/creation.js";
+import { to, zeros } from "../../ops/creation.js";
 import { DistributedError } from "../../distributed/work.js";
 import type { Tensor } from "../../tensor/tensor.js";
-import type { TypedArray } from "../../tensor/dtype.js";
+import { type DType, itemSize, type TypedArray } from "../../tensor/dtype.js";
 import type { CommWork } from "../comm.js";
 import type { FsdpComm } from "./comm.js";
 import type { ResolvedPolicy } from "./mixed_precision.js";
 import { copyOutGathered, FsdpParam, packGradients, widenBf16 } from "./param.js";
 import { scratchFor } from "./scratch.js";
-import { SequenceTag } from "./sequence.js";
+import { type Phase, SequenceTag } from "./sequence.js";
 
 export interface UnitOptions {
   reshardAfterForward: boolean;
+  /** Free the gathered parameters when the unit's backward is done (else they stay allocated, their shards views of their rows: ZeRO-2). */
+  reshardAfterBackward: boolean;
   policy: ResolvedPolicy;
+}
+
+/** An all-gather in flight: the buffer it writes, until its rows are copied out. */
+interface PendingGather {
+  work: CommWork;
+  output: Tensor;
+  stride: number;
+  phase: Phase;
 }
 
 /** A gradient reduction in flight: what finishes it writes the shard gradients. */
@@ -26,11 +36,14 @@ interface PendingReduce {
  * One FSDP unit (FSDP2's FSDPParamGroup): the parameters of one module that no inner unit took.
  * All of them travel in one all-gather before the module's forward (and before its backward when
  * resharded after forward) and one reduce-scatter after its backward. This rank's padded chunks
- * lie back to back in `flat`; with a sequence tag after them, so that every gather also checks
- * that all ranks are gathering the same unit.
+ * lie back to back in `flat` (or, under ZeRO-2, in the parameters' own rows); a sequence tag
+ * follows them in the gather, so that every gather also checks that all ranks are gathering the
+ * same unit. A gather can be started ahead (prefetch) and finished when the unit is reached.
  */
 export class FsdpUnit {
-  readonly flat: Tensor;
+  /** This rank's padded chunks back to back; null when the shards are views of the parameters' rows (ZeRO-2) or the parameters themselves (NO_SHARD). */
+  readonly flat: Tensor | null;
+  readonly dtype: DType;
   /** Elements of one rank's block of the gather (the padded chunks, without the tag). */
   readonly blockLength: number;
   isRoot = false;
@@ -38,9 +51,15 @@ export class FsdpUnit {
   requiresGradientSync = true;
   /** Collectives run by this unit, by kind (for tests and the bench). */
   readonly counts = { allGather: 0, reduceScatter: 0, allReduce: 0 };
+  /** Called by the tree once a gradient of this unit is ready (and hence a backward is running). */
+  onGradReadyHook: (() => void) | null = null;
+  /** Called by the tree whenever this unit's gathered memory changes (memory accounting). */
+  onMemoryHook: (() => void) | null = null;
   private unsharded = false;
+  private gathering: PendingGather | null = null;
   private ready = 0;
   private readyFlags: Uint8Array;
+  private readonly needGrad: number;
   private pending: PendingReduce | null = null;
   /** The reduce-scatter's output, which the shard gradients are views of. */
   private gradOut: Tensor | null = null;
@@ -51,14 +70,17 @@ export class FsdpUnit {
     public name: string,
     readonly module: Module,
     readonly params: readonly FsdpParam[],
-    flat: Tensor,
+    flat: Tensor | null,
+    dtype: DType,
     blockLength: number,
     private readonly comm: FsdpComm,
     readonly options: UnitOptions,
   ) {
     this.flat = flat;
+    this.dtype = dtype;
     this.blockLength = blockLength;
     this.readyFlags = new Uint8Array(params.length);
+    this.needGrad = params.filter((p) => p.unsharded.requiresGrad).length;
     this.tag = new SequenceTag(index, name);
     params.forEach((p, i) => {
       if (p.unsharded.requiresGrad) p.unsharded.registerPostAccumulateGradHook(() => this.onGradReady(i));
@@ -80,43 +102,99 @@ export class FsdpUnit {
     return this.unsharded || !this.sharded;
   }
 
-  /** Called by the tree once a gradient of this unit is ready (and hence a backward is running). */
-  onGradReadyHook: (() => void) | null = null;
-
-  /** All-gathers the parameters (one collective), unless they are gathered already. */
-  unshard(phase: "forward" | "backward"): void {
-    if (this.isUnsharded || this.params.length === 0) return;
-    const size = this.comm.shardSize;
-    const wire = this.options.policy.paramDtype === "bfloat16" ? "bfloat16" : this.flat.dtype;
-    const stride = this.blockLength + SequenceTag.slots(wire);
-    const scratch = scratchFor(this.comm);
-    // The gather runs in place: this rank's block of the shared buffer is its input, so the flat
-    // shard needs no room for the tag (and stays exactly the size the ZeRO formula counts).
-    scratch.settle();
-    const output = scratch.get("comm", wire, size * stride, false);
-    const input = output.narrow(0, this.comm.shardRank * stride, stride);
-    const block = input.storage.data as TypedArray;
-    if (wire === this.flat.dtype) block.set(this.flat.storage.data.subarray(this.flat.offset, this.flat.offset + this.blockLength) as never, input.offset);
-    else block.set(noGrad(() => to(this.flat, wire)).storage.data as never, input.offset);
-    this.tag.write(block, input.offset + this.blockLength, phase);
-    try {
-      this.counts.allGather++;
-      this.comm.allGather(output, input);
-    } catch (err) {
-      throw this.tag.explainFailure(err as Error, phase);
-    }
-    const gathered = (output.storage.data as TypedArray).subarray(output.offset, output.offset + output.numel);
-    this.tag.check(gathered, stride, this.blockLength, size, phase);
-    for (const p of this.params) if (p.isFreed || p.full().length === 0) p.allocateFull();
-    copyOutGathered(this.params, gathered, stride, size);
-    this.unsharded = true;
+  /** Bytes of unsharded parameter memory this unit holds now (gathered, or kept under ZeRO-2). */
+  get heldBytes(): number {
+    if (!this.sharded) return 0;
+    return this.params.reduce((n, p) => n + (p.isFreed ? 0 : p.layout.numel * itemSize(p.unsharded.dtype)), 0);
   }
 
-  /** Frees the unsharded parameters' memory (their tensors stay, empty, until the next gather). */
+  /** Whether an all-gather of this unit is in flight (prefetched, not yet waited for). */
+  get isGathering(): boolean {
+    return this.gathering !== null;
+  }
+
+  /** All-gathers the parameters (one collective), unless they are gathered already, and waits. */
+  unshard(phase: Phase): void {
+    this.startUnshard(phase);
+    this.waitUnshard();
+  }
+
+  /**
+   * Starts the all-gather on the comm worker (prefetch: the caller computes meanwhile), unless the
+   * parameters are gathered or being gathered already. `waitUnshard` finishes it.
+   */
+  startUnshard(phase: Phase): void {
+    if (this.isUnsharded || this.gathering || this.params.length === 0) return;
+    const size = this.comm.shardSize;
+    const wire = this.options.policy.paramDtype === "bfloat16" ? "bfloat16" : this.dtype;
+    const stride = this.blockLength + SequenceTag.slots(wire);
+    // The gather runs in place: this rank's block of the gather buffer is its input, so the flat
+    // shard needs no room for the tag (and stays exactly the size the ZeRO formula counts).
+    const scratch = scratchFor(this.comm);
+    const output = scratch.acquireGather(wire, size * stride);
+    try {
+      const input = output.narrow(0, this.comm.shardRank * stride, stride);
+      this.packShards(input, wire);
+      this.tag.write(input.storage.data as TypedArray, input.offset + this.blockLength, phase);
+      this.counts.allGather++;
+      this.gathering = { work: this.comm.allGather(output, input), output, stride, phase };
+    } catch (err) {
+      scratch.releaseGather(output);
+      throw this.tag.explainFailure(err as Error, phase);
+    }
+  }
+
+  /** Finishes the all-gather in flight: checks every rank's tag and copies the rows into the parameters. */
+  waitUnshard(): void {
+    const g = this.gathering;
+    if (!g) return;
+    this.gathering = null;
+    const scratch = scratchFor(this.comm);
+    try {
+      try {
+        g.work.wait();
+      } catch (err) {
+        throw this.tag.explainFailure(err as Error, g.phase);
+      }
+      const size = this.comm.shardSize;
+      const gathered = (g.output.storage.data as TypedArray).subarray(g.output.offset, g.output.offset + g.output.numel);
+      this.tag.check(gathered, g.stride, this.blockLength, size, g.phase);
+      for (const p of this.params) if (p.isFreed) p.allocateFull();
+      copyOutGathered(this.params, gathered, g.stride, size);
+      this.unsharded = true;
+      this.onMemoryHook?.();
+    } finally {
+      scratch.releaseGather(g.output);
+    }
+  }
+
+  /** This rank's shard rows, laid out as its block of the gather (each parameter's padded chunk at its offset), in the wire dtype. */
+  private packShards(input: Tensor, wire: DType): void {
+    const block = input.storage.data as TypedArray;
+    const flat = this.flat;
+    if (flat && wire === this.dtype) {
+      block.set(flat.storage.data.subarray(flat.offset, flat.offset + this.blockLength) as never, input.offset);
+      return;
+    }
+    if (flat) {
+      block.set(noGrad(() => to(flat, wire)).storage.data as never, input.offset);
+      return;
+    }
+    // Shards that are views of the parameters' rows (ZeRO-2), in the parameters' dtype.
+    for (const p of this.params) block.set(p.shardData() as never, input.offset + p.offset);
+  }
+
+  /**
+   * Frees the unsharded parameters' memory (their tensors stay, empty, until the next gather); a
+   * gather still in flight (a prefetch nobody used) is finished first, and its rows dropped. With
+   * reshardAfterBackward off the memory stays, and only counts as stale until the next gather.
+   */
   reshard(): void {
+    if (this.gathering) this.waitUnshard();
     if (!this.sharded || !this.unsharded) return;
     for (const p of this.params) p.free();
     this.unsharded = false;
+    this.onMemoryHook?.();
   }
 
   /** Module fields hold the unsharded parameters for forward, the shards otherwise. */
@@ -138,7 +216,11 @@ export class FsdpUnit {
     if (this.readyFlags[i]) return;
     this.readyFlags[i] = 1;
     this.ready++;
-    if (this.ready === this.params.filter((p) => p.unsharded.requiresGrad).length) this.launchReduce();
+    if (this.ready !== this.needGrad) return;
+    // Every gradient of the unit is final, so no node that reads its parameters is left: reduce,
+    // and free the gathered parameters now rather than at the end of the whole backward.
+    this.launchReduce();
+    this.reshard();
   }
 
   /**
@@ -148,7 +230,7 @@ export class FsdpUnit {
   launchReduce(): void {
     if (this.pending || !this.requiresGradientSync || !this.params.some((p) => p.unsharded.grad)) return;
     const size = this.comm.shardSize;
-    const dtype = this.flat.dtype;
+    const dtype = this.dtype;
     const reduceDtype = this.options.policy.reduceDtype ?? dtype;
     const scratch = scratchFor(this.comm);
     // Shard gradients are views of gradOut; while the last step's are still held (not zeroed to
@@ -157,7 +239,7 @@ export class FsdpUnit {
     const holdsOut = this.params.some((p) => p.shard.grad?.storage === gradOut.storage);
     const target = holdsOut ? zeros([this.blockLength], { dtype }) : gradOut;
     scratch.settle();
-    const send = this.sharded ? scratch.get("comm", dtype, size * this.blockLength, true) : target;
+    const send = this.sharded ? scratch.get("send", dtype, size * this.blockLength, true) : target;
     if (!this.sharded) send.storage.data.fill(0, send.offset, send.offset + send.numel);
     packGradients(this.params, send.storage.data as TypedArray, send.offset, this.blockLength, size);
     for (const p of this.params) p.unsharded.grad = null;

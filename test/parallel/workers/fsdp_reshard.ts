@@ -1,6 +1,6 @@
-// One rank of test/parallel/fsdp.test.ts's resharding test. PHASE=save (3 ranks): train, save a
-// sharded checkpoint and the gathered full state, train on. PHASE=load (2 ranks): load the 3-rank
-// checkpoint, gather the full state, train the same steps. Full states go to DIR as safetensors,
+// One rank of test/parallel/fsdp.test.ts's resharding test. PHASE=save (4 ranks): train, save a
+// sharded checkpoint and the gathered full state, train on. PHASE=load (2 or 3 ranks): load the
+// 4-rank checkpoint, gather the full state, train the same steps. Full states go to DIR as safetensors,
 // which the test reads with its own reader and compares.
 import * as rt from "../../../src/index.js";
 
@@ -50,9 +50,9 @@ if (PHASE === "save") {
   exportFull("after_save");
 } else {
   fsdp.loadShardedStateDict(net, `${DIR}/ckpt/step_00000003`, { optimizer: opt });
-  exportFull("loaded");
+  exportFull(`loaded_${world}`);
   train(3, 6);
-  exportFull("after_load");
+  exportFull(`after_load_${world}`);
 }
 dist.destroyProcessGroup();
 console.log("RESULT " + JSON.stringify({ ok: true }));
