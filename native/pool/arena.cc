@@ -36,6 +36,11 @@ constexpr int kClasses = 4 * 48;  // 4 classes per power of two, up to 2^48 byte
 struct Owner {
   std::atomic<int64_t> held{0};  // bytes handed out and not yet returned
   int64_t reported = 0;          // what this isolate told V8 (only its thread touches it)
+  // Bytes handed out to this isolate since its last arenaMark() (only its thread touches it). Per
+  // isolate, since a collection finds only its own isolate's dead handles: with one count for all
+  // threads, one thread's collections would reset the budget of another, which would then take
+  // fresh blocks instead of collecting, and cycle through far more memory than stays in cache.
+  double since_mark = 0;
 };
 
 struct Block {
@@ -179,7 +184,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   bool within_budget = true;
   {
     std::lock_guard<std::mutex> lock(mu);
-    within_budget = stats[kStatSinceMark] < budget;
+    within_budget = owner->since_mark < budget;
     auto& list = free_lists[cls];
     if (!list.empty()) {
       data = list.back();
@@ -208,10 +213,10 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   if (zero && !zeroed) std::memset(data, 0, bytes);
   const int64_t cap = int64_t(HeaderOf(data)->capacity);
   owner->held.fetch_add(cap, std::memory_order_relaxed);
+  owner->since_mark += double(cap);
   {
     std::lock_guard<std::mutex> lock(mu);
     stats[kStatHeld] += double(cap);
-    stats[kStatSinceMark] += double(cap);
     if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
     if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
   }
@@ -234,15 +239,21 @@ napi_value ArenaStatsFn(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, nullptr, "arenaStats: expected a Float64Array");
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(mu);
-  std::memcpy(out, stats, sizeof(double) * (length < size_t(kStatCount) ? length : size_t(kStatCount)));
+  Owner* owner = OwnerOf(env);
+  double all[kStatCount];
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    std::memcpy(all, stats, sizeof(all));
+  }
+  all[kStatSinceMark] = owner->since_mark;
+  all[kStatThreadHeld] = double(owner->held.load(std::memory_order_relaxed));
+  std::memcpy(out, all, sizeof(double) * (length < size_t(kStatCount) ? length : size_t(kStatCount)));
   return nullptr;
 }
 
-// arenaMark(): starts a new count of bytes handed out (the caller collected).
-napi_value ArenaMarkFn(napi_env, napi_callback_info) {
-  std::lock_guard<std::mutex> lock(mu);
-  stats[kStatSinceMark] = 0;
+// arenaMark(): starts a new count of bytes handed out to the calling thread (it collected).
+napi_value ArenaMarkFn(napi_env env, napi_callback_info) {
+  OwnerOf(env)->since_mark = 0;
   return nullptr;
 }
 

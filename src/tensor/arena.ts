@@ -54,11 +54,11 @@ const MAX_BUDGET = 1024 * 1024 * 1024;
 /** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
 const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * 1024 * 1024;
 
-const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_HIGH = 7, S_HELD_HIGH = 8;
+const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_HIGH = 7, S_HELD_HIGH = 8, S_THREAD_HELD = 9;
 
 export class Arena {
   private budget = BASE_BUDGET;
-  private readonly stats = new Float64Array(9);
+  private readonly stats = new Float64Array(10);
   private collections = 0;
 
   constructor(
@@ -79,7 +79,9 @@ export class Arena {
     this.collections++;
     this.native.arenaMark();
     this.native.arenaStats(this.stats);
-    this.budget = Math.min(MAX_BUDGET, BASE_BUDGET + 2 * this.stats[S_HELD]);
+    // What this thread holds: a collection here finds only this thread's dead tensors (DataParallel's
+    // replicas each run their own arena policy over the shared free lists).
+    this.budget = Math.min(MAX_BUDGET, BASE_BUDGET + 2 * this.stats[S_THREAD_HELD]);
     this.native.arenaDecay();
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
