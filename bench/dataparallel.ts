@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 30] [--runs 3] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 30] [--runs 3] [--warmup 40] [--no-peer]
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
 // at batch 64 and of a small Transformer (2 encoder layers, d 64, 4 heads, sequence 32, batch 32),
@@ -20,6 +20,10 @@ const option = (name: string, fallback: number) => (args.includes(name) ? Number
 const threads = option("--threads", 2);
 const steps = option("--steps", 30);
 const runs = option("--runs", 3);
+// Each replica's thread has a JIT of its own: a worker's code runs optimized only after a few tens
+// of steps (before that, its forward takes 2-3 times as long as the warmed main thread's), so every
+// mode gets the same warm-up before it is timed.
+const warmup = option("--warmup", 40);
 
 interface Case {
   name: string;
@@ -58,7 +62,7 @@ function measure(model: rt.nn.Module, run: rt.nn.Module, x: Tensor, y: Tensor, l
     lossFn(run.call(x) as Tensor, y).backward();
     opt.step();
   };
-  for (let i = 0; i < 5; i++) step();
+  for (let i = 0; i < warmup; i++) step();
   const rates: number[] = [];
   for (let r = 0; r < runs; r++) {
     const t0 = performance.now();

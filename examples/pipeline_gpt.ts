@@ -1,8 +1,9 @@
-// npx ringrun --standalone --nproc-per-node 2 examples/pipeline_gpt.ts [steps=60] [--schedule gpipe|1f1b] [--microbatches 4]
+// npx ringrun --standalone --nproc-per-node 2 examples/pipeline_gpt.ts [steps=60] [--schedule gpipe|1f1b|interleaved] [--microbatches 4]
 //
 // Pipeline parallelism: a small GPT (character level, causal self-attention) written as an
 // nn.Sequential of embedding, 4 blocks and a head, split into one stage per rank with
-// dist.pipelining.pipeline(). Each step cuts the batch into micro-batches; the schedule (1F1B by
+// dist.pipelining.pipeline() (two per rank with --schedule interleaved: stage s on rank s mod p).
+// Each step cuts the batch into micro-batches; the schedule (1F1B by
 // default) runs their forwards and backwards so that the stages work at the same time, sending
 // activations and gradients with isend/irecv. The loss is computed on the last stage; with
 // lossScaling "mean" each micro-batch's mean loss is weighted by its share of the batch, so the
@@ -73,28 +74,36 @@ if (process.env.RANK === undefined) {
   await dist.initProcessGroup();
   const rank = dist.getRank();
   const p = dist.getWorldSize();
-  // Stage boundaries spread the blocks evenly: children are 0 (embed), 1..nLayers (blocks), nLayers+1 (head).
-  const splitPoints = Array.from({ length: p - 1 }, (_, i) => String(1 + Math.round(((i + 1) * nLayers) / p)));
+  // Stage boundaries spread the children evenly: 0 (embed), 1..nLayers (blocks), nLayers+1 (head).
+  const perRank = schedule === "interleaved" ? 2 : 1;
+  const numStages = p * perRank;
+  const splitPoints = Array.from({ length: numStages - 1 }, (_, i) => String(Math.round(((i + 1) * (nLayers + 2)) / numStages)));
   const pipe = pipelining.pipeline(model, { splitPoints });
-  const stage = pipe.buildStage(rank);
-  const Schedule = schedule === "gpipe" ? pipelining.ScheduleGPipe : pipelining.Schedule1F1B;
-  const sched = new Schedule(stage, { nMicrobatches, lossFn, lossScaling: "mean" });
-  const opt = new optim.AdamW(pipe.getStageModule(rank).parameters(), { lr: 3e-3 });
+  const mine = Array.from({ length: perRank }, (_, i) => i * p + rank);
+  const stages = mine.map((s) => pipe.buildStage(s));
+  const options = { nMicrobatches, lossFn, lossScaling: "mean" as const };
+  const sched =
+    schedule === "interleaved"
+      ? new pipelining.ScheduleInterleaved1F1B(stages, options)
+      : new (schedule === "gpipe" ? pipelining.ScheduleGPipe : pipelining.Schedule1F1B)(stages[0]!, options);
+  const opt = new optim.AdamW(mine.flatMap((s) => [...pipe.getStageModule(s).parameters()]), { lr: 3e-3 });
+  const holdsFirst = mine.includes(0);
+  const holdsLast = mine.includes(numStages - 1);
   // Every rank draws the same batches (same seed): the first stage uses the inputs, the last the targets.
   rt.manualSeed(1);
   for (let step = 1; step <= steps; step++) {
     const { x, y } = batch();
     opt.zeroGrad();
     const losses: Tensor[] = [];
-    if (stage.isFirst) sched.step(x);
-    else if (stage.isLast) sched.step({ target: y, losses });
+    if (holdsFirst) sched.step(x);
+    else if (holdsLast) sched.step({ target: y, losses });
     else sched.step();
     opt.step();
     const t = sched.lastTimeline!;
-    if (stage.isLast && (step % 10 === 0 || step === 1)) {
+    if (holdsLast && (step % 10 === 0 || step === 1)) {
       const sizes = Array.from({ length: nMicrobatches }, (_, i) => Math.floor(batchSize / nMicrobatches) + (i < batchSize % nMicrobatches ? 1 : 0));
       const loss = losses.reduce((s, l, i) => s + (l.item() * sizes[i]!) / batchSize, 0);
-      console.log(`step ${step}: loss ${loss.toFixed(4)}  ${t.totalMs.toFixed(0)} ms, bubble ${(100 * t.bubbleFraction).toFixed(0)}% on this stage (ideal ${(100 * sched.idealBubbleFraction()).toFixed(0)}%)`);
+      console.log(`step ${step}: loss ${loss.toFixed(4)}  ${t.totalMs.toFixed(0)} ms, bubble ${(100 * t.bubbleFraction).toFixed(0)}% on this rank (ideal ${(100 * sched.idealBubbleFraction()).toFixed(0)}%)`);
     }
   }
   await dist.destroyProcessGroup();

@@ -36,6 +36,11 @@ constexpr int kClasses = 4 * 48;  // 4 classes per power of two, up to 2^48 byte
 // that allocated it (handed to another worker), and its deleter still updates these counters.
 struct Owner {
   std::atomic<int64_t> held{0};  // bytes handed out and not yet returned
+  // Bytes handed out to this isolate since its last arenaMark() (only its thread touches it). Per
+  // isolate, since a collection finds only its own isolate's dead handles: with one count for all
+  // threads, one thread's collections would reset the budget of another, which would then take
+  // fresh blocks instead of collecting, and cycle through far more memory than stays in cache.
+  double since_mark = 0;
 };
 
 struct Block {
@@ -168,9 +173,9 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   bool zeroed = false;
   bool dry = false;
   // Held-bytes counters and high-water marks, under the lock the caller holds.
-  auto note_held = [](double cap) {
+  auto note_held = [owner](double cap) {
     stats[kStatHeld] += cap;
-    stats[kStatSinceMark] += cap;
+    owner->since_mark += cap;
     if (stats[kStatHeld] + stats[kStatFree] > stats[kStatHighWater]) stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
     if (stats[kStatHeld] > stats[kStatHeldHighWater]) stats[kStatHeldHighWater] = stats[kStatHeld];
   };
@@ -189,7 +194,7 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
       stats[kStatRecycled] += cap;
       note_held(cap);
     } else {
-      dry = !(stats[kStatSinceMark] < budget);
+      dry = !(owner->since_mark < budget);
     }
   }
   if (dry) {
@@ -227,8 +232,13 @@ napi_value ArenaStatsFn(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, nullptr, "arenaStats: expected a Float64Array");
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(mu);
-  std::memcpy(out, stats, sizeof(double) * (length < size_t(kStatCount) ? length : size_t(kStatCount)));
+  double all[kStatCount];
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    std::memcpy(all, stats, sizeof(all));
+  }
+  all[kStatSinceMark] = OwnerOf(env)->since_mark;
+  std::memcpy(out, all, sizeof(double) * (length < size_t(kStatCount) ? length : size_t(kStatCount)));
   return nullptr;
 }
 
@@ -241,10 +251,9 @@ napi_value ArenaHeldHereFn(napi_env env, napi_callback_info) {
   return out;
 }
 
-// arenaMark(): starts a new count of bytes handed out (the caller collected).
-napi_value ArenaMarkFn(napi_env, napi_callback_info) {
-  std::lock_guard<std::mutex> lock(mu);
-  stats[kStatSinceMark] = 0;
+// arenaMark(): starts a new count of bytes handed out to the calling thread (it collected).
+napi_value ArenaMarkFn(napi_env env, napi_callback_info) {
+  OwnerOf(env)->since_mark = 0;
   return nullptr;
 }
 

@@ -12,7 +12,7 @@ enum ArenaStat {
   kStatRecycled,           // bytes ever handed out again from a free list
   kStatReturned,           // bytes ever returned by deleters
   kStatReleasedToOs,       // bytes given back to the OS (over the limit, or trimmed)
-  kStatSinceMark,          // bytes handed out (fresh or recycled) since the last arenaMark()
+  kStatSinceMark,          // bytes handed out (fresh or recycled) to the calling thread since its last arenaMark()
   kStatHighWater,          // most held + free bytes at once since the last reset
   kStatHeldHighWater,      // most held bytes at once since the last reset
   kStatCount,

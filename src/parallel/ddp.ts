@@ -109,6 +109,17 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
   }
 
   /**
+   * Makes the next backward synchronise gradients although its forward ran under noSync()
+   * (torch's reducer.prepare_for_backward). Pipeline schedules run every micro-batch's forward
+   * unsynchronised, as forwards and backwards interleave, and call this before a stage's last
+   * backward of the step: all the micro-batches' gradients are then averaged once, in it.
+   */
+  prepareForBackward(): void {
+    this.reducer.prepareForBackward();
+    this.reducer.requireSync = true;
+  }
+
+  /**
    * Trains through fn on inputs that may be uneven across ranks (DDP's join()). A rank whose fn
    * returns early keeps answering the other ranks' collectives with zero gradients until every
    * rank is done, so nobody hangs; then the last rank to finish broadcasts its parameters so all

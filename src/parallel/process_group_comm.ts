@@ -24,8 +24,9 @@ export function commFor(group?: ProcessGroup): DdpComm {
     allReduceAverage(tensors: readonly Tensor[], divisor: number): void {
       allReduceCoalesced(tensors, { ...opts, op: "avg", divisor });
     },
+    // DDP names ranks within its group (root 0, join's active ranks); dist.broadcast takes a global rank, as torch's.
     broadcast(buffer: Tensor, src: number): void {
-      broadcast(buffer, src, opts);
+      broadcast(buffer, group ? group.ranks[src]! : src, opts);
     },
     allGatherInts(value: number): number[] {
       const out = empty([group ? group.worldSize : getWorldSize()], { dtype: "int32" });

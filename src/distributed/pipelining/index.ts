@@ -1,5 +1,6 @@
-/** torch.distributed.pipelining: a Sequential split into stages, one per rank, run over micro-batches. */
+/** torch.distributed.pipelining: a Sequential split into stages over ranks, run over micro-batches. */
 export { pipeline, Pipe, type PipelineOptions } from "./split.js";
 export { PipelineStage, type PipelineStageOptions } from "./stage.js";
-export { PipelineSchedule, ScheduleGPipe, Schedule1F1B, type ScheduleOptions, type StepOptions, type StepTimeline } from "./schedule.js";
-export { type Action, gpipeOrder, oneFOneBOrder, idealBubbleFraction, peakInFlight } from "./schedule_orders.js";
+export { PipelineScheduleBase, PipelineSchedule, ScheduleGPipe, Schedule1F1B, type ScheduleOptions, type StepOptions, type StepTimeline, type TimedAction } from "./schedule.js";
+export { ScheduleInterleaved1F1B } from "./schedule_interleaved.js";
+export { type Action, type OrderFn, gpipeOrder, oneFOneBOrder, interleavedOneFOneBOrder, idealBubbleFraction, peakInFlight } from "./schedule_orders.js";

@@ -6,8 +6,9 @@ import { Tensor } from "../../tensor/tensor.js";
 import { formatShape } from "../../tensor/shape.js";
 import { checkArity, checkOptions } from "../../util/options.js";
 import type { Work } from "../work.js";
+import { Inbox } from "./inbox.js";
 import { type Action, gpipeOrder, idealBubbleFraction, oneFOneBOrder } from "./schedule_orders.js";
-import type { PipelineStage } from "./stage.js";
+import { PipelineStage } from "./stage.js";
 
 export interface ScheduleOptions {
   /** Micro-batches per step; the batch need not divide evenly (sizes differ by at most one, as torch.tensor_split). */
@@ -35,13 +36,24 @@ export interface StepOptions {
   losses?: Tensor[];
 }
 
-/** What one step did on this stage, from the schedule's own clock (milliseconds). */
+/** One action as it ran on this rank, from the schedule's own clock (milliseconds). */
+export interface TimedAction {
+  kind: "F" | "B";
+  mb: number;
+  stage: number;
+  start: number;
+  end: number;
+  waitMs: number;
+  heldBytes: number | null;
+}
+
+/** What one step did on this rank, from the schedule's own clock (milliseconds). */
 export interface StepTimeline {
-  readonly actions: readonly { kind: "F" | "B"; mb: number; start: number; end: number; waitMs: number; heldBytes: number | null }[];
+  readonly actions: readonly TimedAction[];
   readonly totalMs: number;
   /** 1 - (time computing) / (step time): waiting for peers and messages is the bubble. */
   readonly bubbleFraction: number;
-  /** The most micro-batches whose activations (graph and saved tensors) this stage held at once, counted as the step ran. */
+  /** The most micro-batches whose activations (graph and saved tensors) this rank held at once, over its stages, counted as the step ran. */
   readonly peakMicrobatches: number;
 }
 
@@ -52,77 +64,109 @@ interface Saved {
 }
 
 /**
- * A pipeline schedule over one stage per rank (torch.distributed.pipelining's PipelineScheduleSingle).
+ * A stage module that averages its gradients over data-parallel replicas (DistributedDataParallel
+ * is one). A schedule runs every micro-batch's forward under noSync() and calls
+ * prepareForBackward() before the stage's last backward of the step, so the gradients of all the
+ * micro-batches are averaged once, in that backward (what torch's pipelining does with DDP).
+ */
+interface GradSyncModule {
+  noSync<T>(fn: () => T): T;
+  prepareForBackward(): void;
+}
+
+function syncsGradients(m: unknown): m is GradSyncModule {
+  return typeof (m as GradSyncModule).noSync === "function" && typeof (m as GradSyncModule).prepareForBackward === "function";
+}
+
+/**
+ * A pipeline schedule over this rank's stages (one, or several for the interleaved schedule).
  * `step()` runs one batch: forwards and backwards of every micro-batch in the schedule's order,
  * sending activations and gradients with isend/irecv so that transfers overlap compute (receives
- * are posted before they are needed, sends are waited for only at the end of the step). Gradients
- * accumulate into the parameters' .grad; zero them between steps as usual.
+ * are posted ahead in the order each peer sends, sends are waited for only at the end of the
+ * step). Gradients accumulate into the parameters' .grad; zero them between steps as usual.
  */
-export abstract class PipelineSchedule {
+export abstract class PipelineScheduleBase {
   lastTimeline: StepTimeline | null = null;
   protected readonly nMicrobatches: number;
   private readonly lossFn: ScheduleOptions["lossFn"];
   private readonly lossScaling: ScheduleOptions["lossScaling"];
+  protected readonly stages: readonly PipelineStage[];
 
-  constructor(
-    readonly stage: PipelineStage,
-    opts: ScheduleOptions,
-  ) {
-    checkArity(this.constructor.name, arguments, 2, `new ${this.constructor.name}(stage, { nMicrobatches, lossFn, lossScaling })`);
-    checkOptions(this.constructor.name, opts, ["nMicrobatches", "lossFn", "lossScaling"]);
+  constructor(stages: readonly PipelineStage[], opts: ScheduleOptions, usage: string) {
+    const name = this.constructor.name;
+    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling"]);
     if (!Number.isInteger(opts?.nMicrobatches) || opts.nMicrobatches < 1) {
-      throw new RangeError(`${this.constructor.name}: nMicrobatches must be a positive integer, got ${opts?.nMicrobatches}`);
+      throw new RangeError(`${name}: nMicrobatches must be a positive integer, got ${opts?.nMicrobatches}`);
     }
-    if (typeof opts.lossFn !== "function") throw new TypeError(`${this.constructor.name}: lossFn must be a function (output, target) => scalar loss`);
+    if (typeof opts.lossFn !== "function") throw new TypeError(`${name}: lossFn must be a function (output, target) => scalar loss`);
     if (opts.lossScaling !== "mean" && opts.lossScaling !== "sum") {
-      throw new TypeError(`${this.constructor.name}: lossScaling must be "mean" or "sum" (how micro-batch losses add up to the batch's), got ${JSON.stringify(opts.lossScaling)}`);
+      throw new TypeError(`${name}: lossScaling must be "mean" or "sum" (how micro-batch losses add up to the batch's), got ${JSON.stringify(opts.lossScaling)}`);
     }
+    if (stages.length === 0 || !stages.every((st) => st instanceof PipelineStage)) throw new TypeError(`${name}: expected PipelineStage objects: ${usage}`);
+    const { group, numStages } = stages[0]!;
+    for (const st of stages) {
+      if (st.group !== group || st.numStages !== numStages) throw new Error(`${name}: the stages must belong to one pipeline (the same group and number of stages)`);
+    }
+    this.stages = [...stages].sort((a, b) => a.stageIndex - b.stageIndex);
     this.nMicrobatches = opts.nMicrobatches;
     this.lossFn = opts.lossFn;
     this.lossScaling = opts.lossScaling;
   }
 
-  /** This stage's order of forwards and backwards. */
+  /** This rank's order of forwards and backwards. */
   order(): Action[] {
-    return this.orderFor(this.stage.stageIndex, this.stage.numStages, this.nMicrobatches);
+    const { group } = this.stages[0]!;
+    return this.orderFor(group.rank, group.size, this.nMicrobatches);
   }
 
-  /** The schedule's bubble fraction with unit-time actions and free messages: (p-1)/(m+p-1) for GPipe and 1F1B. */
+  /** The schedule's bubble fraction with unit-time actions and free messages. */
   idealBubbleFraction(): number {
-    return idealBubbleFraction((s, p, m) => this.orderFor(s, p, m), this.stage.numStages, this.nMicrobatches);
+    const { group, numStages } = this.stages[0]!;
+    return idealBubbleFraction((r, p, m) => this.orderFor(r, p, m), group.size, this.nMicrobatches, numStages / group.size);
   }
 
-  protected abstract orderFor(stage: number, numStages: number, m: number): Action[];
+  /** Group rank `rank`'s order of actions, stages by global index. */
+  protected abstract orderFor(rank: number, numRanks: number, m: number): Action[];
 
   /**
-   * Runs one batch. First stage: `step(input)` (or `step({ input })`); last stage:
-   * `step({ target, losses })`, which returns the batch's output (the micro-batches' outputs
-   * concatenated); stages between: `step()`.
+   * Runs one batch. The rank of the first stage: `step(input)` (or `step({ input })`); the rank of
+   * the last stage: `step({ target, losses })`, which returns the batch's output (the
+   * micro-batches' outputs concatenated); other ranks: `step()`.
    */
   step(arg?: Tensor | StepOptions): Tensor | undefined {
-    checkArity("step", arguments, 1, "schedule.step(input) on the first stage, schedule.step({ target, losses }) on the last, schedule.step() between");
+    checkArity("step", arguments, 1, "schedule.step(input) on the first stage's rank, schedule.step({ target, losses }) on the last stage's, schedule.step() on others");
     const opts: StepOptions = arg instanceof Tensor ? { input: arg } : (arg ?? {});
     checkOptions("step", opts, ["input", "target", "losses"]);
-    const stage = this.stage;
-    const where = `step (stage ${stage.stageIndex} of ${stage.numStages}, rank ${stage.rank})`;
+    const byIndex = new Map(this.stages.map((st) => [st.stageIndex, st]));
+    const { group, numStages } = this.stages[0]!;
+    const first = byIndex.get(0);
+    const last = byIndex.get(numStages - 1);
+    const where = `step (stage${this.stages.length > 1 ? "s" : ""} ${this.stages.map((st) => st.stageIndex).join(", ")} of ${numStages}, rank ${this.stages[0]!.rank})`;
     const m = this.nMicrobatches;
-    if (stage.isFirst !== (opts.input !== undefined)) throw new Error(`${where}: ${stage.isFirst ? "the first stage needs the batch: step(input)" : "only the first stage takes an input"}`);
-    if (!stage.isLast && (opts.target !== undefined || opts.losses !== undefined)) throw new Error(`${where}: only the last stage takes target and losses`);
-    if (stage.isLast && opts.target === undefined) throw new Error(`${where}: the last stage computes the loss and needs the targets: step({ target, losses })`);
+    if (!!first !== (opts.input !== undefined)) throw new Error(`${where}: ${first ? "the first stage needs the batch: step(input)" : "only the first stage takes an input"}`);
+    if (!last && (opts.target !== undefined || opts.losses !== undefined)) throw new Error(`${where}: only the last stage takes target and losses`);
+    if (last && opts.target === undefined) throw new Error(`${where}: the last stage computes the loss and needs the targets: step({ target, losses })`);
     const inputs = opts.input ? splitBatch(opts.input, m, where, "input") : null;
     const targets = opts.target ? splitBatch(opts.target, m, where, "target") : null;
     const batch = opts.target?.shape[0] ?? 0;
 
-    stage.handshake();
-    const order = this.order();
-    stage.beginStep(m);
-    const saved = new Map<number, Saved>();
+    // Every send before any wait: a rank with several stages would otherwise wait on itself.
+    const handshakes = this.stages.map((st) => st.handshakeSend());
+    for (const st of this.stages) st.handshakeReceive();
+    for (const w of handshakes) w?.wait();
+    const orders = Array.from({ length: group.size }, (_, r) => this.orderFor(r, group.size, m));
+    const order = orders[group.rank]!;
+    const inbox = new Inbox(byIndex, orders);
+    // The last backward of each stage in this step synchronises a data-parallel stage module.
+    const lastBackward = new Map<number, number>();
+    order.forEach((a, i) => a.kind === "B" && lastBackward.set(a.stage, i));
+    const saved = new Map<string, Saved>();
     const outputs: Tensor[] = [];
     const sends: Work[] = [];
-    const timeline: { kind: "F" | "B"; mb: number; start: number; end: number; waitMs: number; heldBytes: number | null }[] = [];
+    const timeline: TimedAction[] = [];
     let peak = 0;
     const t0 = performance.now();
-    order.forEach((action) => {
+    order.forEach((action, i) => {
       const start = performance.now();
       let waitMs = 0;
       const waited = <T>(fn: () => T): T => {
@@ -132,9 +176,12 @@ export abstract class PipelineSchedule {
         return r;
       };
       const { mb } = action;
+      const stage = byIndex.get(action.stage);
+      if (!stage) throw new Error(`internal: ${where} was given an action of stage ${action.stage}, which this rank does not hold`);
+      const key = `${action.stage}:${mb}`;
       if (action.kind === "F") {
-        const input = inputs ? inputs[mb]! : waited(() => stage.recvActivation(mb));
-        const out = this.forward(input, where);
+        const input = inputs && stage.isFirst ? inputs[mb]! : waited(() => inbox.activation(stage.stageIndex - 1, mb));
+        const out = this.forward(stage, input, where);
         if (stage.isLast) {
           if (targets![mb]!.shape[0] !== input.shape[0]) {
             throw new Error(`${where}: micro-batch ${mb} has ${input.shape[0]} samples but its targets ${targets![mb]!.shape[0]}; the target batch (${batch}) must match the input batch`);
@@ -143,45 +190,61 @@ export abstract class PipelineSchedule {
           if (loss.numel !== 1) throw new Error(`${where}: lossFn must return a scalar, got shape ${formatShape(loss.shape)}`);
           opts.losses?.push(loss.detach());
           const scale = this.lossScaling === "mean" ? input.shape[0]! / batch : 1;
-          saved.set(mb, { input, root: scale === 1 ? loss : mul(loss, scale) });
+          saved.set(key, { input, root: scale === 1 ? loss : mul(loss, scale) });
           outputs[mb] = out.detach();
         } else {
-          sends.push(...waited(() => stage.sendActivation(mb, out)));
-          stage.postGradient(mb, out.shape);
-          saved.set(mb, { input, root: out });
+          sends.push(...waited(() => stage.sendActivation(out)));
+          inbox.sent(stage.stageIndex, mb, out.shape);
+          saved.set(key, { input, root: out });
         }
         peak = Math.max(peak, saved.size);
       } else {
-        const { input, root } = saved.get(mb)!;
-        saved.delete(mb);
-        if (stage.isLast) root.backward();
-        else root.backward(waited(() => stage.recvGradient(mb)));
+        const { input, root } = saved.get(key)!;
+        saved.delete(key);
+        const grad = stage.isLast ? undefined : waited(() => inbox.gradient(stage.stageIndex, mb));
+        if (lastBackward.get(action.stage) === i && syncsGradients(stage.submodule)) stage.submodule.prepareForBackward();
+        root.backward(grad);
         if (!stage.isFirst) {
-          if (!input.grad) throw new Error(`${where}: the stage's output does not depend on its input, so no gradient can go back to stage ${stage.stageIndex - 1}`);
+          if (!input.grad) throw new Error(`${where}: the output of stage ${stage.stageIndex} does not depend on its input, so no gradient can go back to stage ${stage.stageIndex - 1}`);
           sends.push(stage.sendGradient(input.grad));
         }
       }
-      // Start receiving the next forwards' activations while this rank still has work.
-      if (!stage.isFirst) stage.pump(-1);
-      timeline.push({ kind: action.kind, mb, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null });
+      // Post the receives that became possible (a header in, an activation sent) while this rank still has work.
+      inbox.pump();
+      timeline.push({ kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null });
     });
     for (const w of sends) w.wait();
     const totalMs = performance.now() - t0;
     const busy = timeline.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
     this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };
-    return stage.isLast ? cat(outputs, 0) : undefined;
+    return last ? cat(outputs, 0) : undefined;
   }
 
   /** The stage's forward; on a stage that received its input, a failure says from where and what shape. */
-  private forward(input: Tensor, where: string): Tensor {
-    const stage = this.stage;
+  private forward(stage: PipelineStage, input: Tensor, where: string): Tensor {
+    const module = stage.submodule;
     try {
-      return stage.submodule.call(input) as Tensor;
+      return (syncsGradients(module) ? module.noSync(() => module.call(input)) : module.call(input)) as Tensor;
     } catch (error) {
       if (stage.isFirst) throw error;
       (error as Error).message =
-        `${where}: the forward failed on activations of shape ${formatShape(input.shape)} received from stage ${stage.stageIndex - 1} (rank ${stage.prevRank}): ${(error as Error).message}`;
+        `${where}: the forward of stage ${stage.stageIndex} failed on activations of shape ${formatShape(input.shape)} received from stage ${stage.stageIndex - 1} (rank ${stage.prevRank}): ${(error as Error).message}`;
       throw error;
+    }
+  }
+}
+
+/** A schedule over one stage per rank (torch.distributed.pipelining.PipelineScheduleSingle). */
+export abstract class PipelineSchedule extends PipelineScheduleBase {
+  constructor(
+    readonly stage: PipelineStage,
+    opts: ScheduleOptions,
+  ) {
+    const usage = `new ${new.target.name}(stage, { nMicrobatches, lossFn, lossScaling })`;
+    checkArity(new.target.name, arguments, 2, usage);
+    super([stage], opts, usage);
+    if (stage.numStages !== stage.group.size) {
+      throw new Error(`${new.target.name}: runs one stage per rank, but the pipeline has ${stage.numStages} stages on ${stage.group.size} ranks; use ScheduleInterleaved1F1B for several stages per rank`);
     }
   }
 }
@@ -197,14 +260,14 @@ export function splitBatch(batch: Tensor, m: number, where: string, what: string
 
 /** GPipe: all forwards, then all backwards (torch.distributed.pipelining.ScheduleGPipe). */
 export class ScheduleGPipe extends PipelineSchedule {
-  protected orderFor(s: number, p: number, m: number): Action[] {
-    return gpipeOrder(s, p, m);
+  protected orderFor(rank: number, p: number, m: number): Action[] {
+    return gpipeOrder(rank, p, m);
   }
 }
 
 /** 1F1B: warm-up forwards, then one forward one backward (torch.distributed.pipelining.Schedule1F1B). */
 export class Schedule1F1B extends PipelineSchedule {
-  protected orderFor(s: number, p: number, m: number): Action[] {
-    return oneFOneBOrder(s, p, m);
+  protected orderFor(rank: number, p: number, m: number): Action[] {
+    return oneFOneBOrder(rank, p, m);
   }
 }

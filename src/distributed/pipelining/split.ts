@@ -31,7 +31,7 @@ export class Pipe {
     return m;
   }
 
-  /** The PipelineStage this rank runs (torch: pipe.build_stage); stage i runs on rank i of `group`. */
+  /** A PipelineStage of this rank (torch: pipe.build_stage); stage s runs on rank s mod (size of `group`). */
   buildStage(stageIndex: number, opts?: PipelineStageOptions & { group?: ProcessGroup }): PipelineStage {
     return new PipelineStage(this.getStageModule(stageIndex), stageIndex, this.numStages, opts);
   }
