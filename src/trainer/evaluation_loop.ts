@@ -3,6 +3,7 @@ import { DataLoader } from "../data/dataloader.js";
 import type { Dataset } from "../data/dataset.js";
 import { DistributedSampler } from "../data/distributed_sampler.js";
 import type { Module } from "../nn/module.js";
+import { autocast } from "../ops/autocast.js";
 import { cat } from "../ops/join.js";
 import { allReduceSum } from "../parallel/metrics.js";
 import type { Tensor } from "../tensor/tensor.js";
@@ -22,6 +23,13 @@ export interface LoopSetup {
   computeLossFunc: ComputeLossFunc | null;
   rank: number;
   worldSize: number;
+  /**
+   * Every rank runs as many forwards as the rank with the most batches (a rank with fewer repeats
+   * its last batch and drops the result): needed when the forward itself communicates (FSDP).
+   */
+  lockstep?: boolean;
+  /** Run the forwards under autocast("bfloat16"), as training did. */
+  bf16?: boolean;
 }
 
 /**
@@ -40,11 +48,18 @@ export function evaluationLoop(dataset: Dataset<unknown>, s: LoopSetup): LoopRes
   let lossSamples = 0;
   let samples = 0;
   const wasTraining = s.model.training;
+  const forward = (batch: unknown) => (s.bf16 ? autocast("bfloat16", () => forwardBatch(s.model, batch, s.computeLossFunc)) : forwardBatch(s.model, batch, s.computeLossFunc));
+  // Evaluation-mode shares differ by at most one sample: the longest is ceil(N / R) samples.
+  const mostBatches = Math.ceil(Math.ceil(dataset.length / s.worldSize) / s.batchSize);
   s.model.eval();
   try {
     noGrad(() => {
+      let last: unknown = null;
+      let batches = 0;
       for (const batch of loader) {
-        const out = forwardBatch(s.model, batch, s.computeLossFunc);
+        last = batch;
+        batches++;
+        const out = forward(batch);
         if (out.loss) {
           lossSum += out.loss.item() * out.size;
           lossSamples += out.size;
@@ -52,6 +67,10 @@ export function evaluationLoop(dataset: Dataset<unknown>, s: LoopSetup): LoopRes
         if (out.logits) logits.push(out.logits.detach());
         if (out.labels) labels.push(out.labels);
         samples += out.size;
+      }
+      if (s.lockstep && batches < mostBatches) {
+        if (last === null) throw new Error(`Trainer: rank ${s.rank} has no evaluation samples (${dataset.length} samples on ${s.worldSize} ranks); a sharded model needs at least one sample per rank`);
+        for (; batches < mostBatches; batches++) forward(last);
       }
     });
   } finally {
