@@ -24,7 +24,9 @@ function args(name: string, fsdp: rt.trainer.FsdpOption | "", extra: Partial<rt.
 function fullWeights(model: rt.nn.Module, sharded: boolean): number[] {
   const sd = sharded ? rt.parallel.fsdp.fullStateDict(model) : model.stateDict();
   const names = Object.keys(model.stateDict());
-  const flat = rt.cat(names.map((n) => (sd[n] ?? rt.zeros(model.stateDict()[n].shape)).reshape([-1])));
+  // Ranks other than 0 get no full state: they receive as many numbers as an unsharded Classifier has.
+  const total = Object.values(new Classifier().stateDict()).reduce((n, t) => n + t.numel, 0);
+  const flat = rt.dist.getRank() === 0 ? rt.cat(names.map((n) => sd[n].reshape([-1]))) : rt.zeros([total]);
   rt.dist.broadcast(flat, 0);
   return Array.from(flat.data() as ArrayLike<number>);
 }
