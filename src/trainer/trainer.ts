@@ -19,6 +19,7 @@ import { createOptimizer, createScheduler } from "./create_optimizer.js";
 import { evaluationLoop } from "./evaluation_loop.js";
 import { forwardBatch, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
 import { ParallelModel } from "./parallel_model.js";
+import { everyRanksTotals, freshTotals, restoredTotals, type LossTotals } from "./loss_totals.js";
 import { TrainerReporter } from "./reporter.js";
 import { TrainingArguments } from "./training_arguments.js";
 
@@ -72,7 +73,7 @@ export class Trainer {
   private parallel: ParallelModel | null = null;
   private reporter: TrainerReporter | null = null;
   private lastEvalMetrics: Record<string, number> | null = null;
-  private lossTotals: LossTotals = { sinceLog: 0, stepsSinceLog: 0, total: 0, steps: 0 };
+  private lossTotals: LossTotals = freshTotals();
 
   constructor(options: TrainerOptions) {
     checkArity("Trainer", arguments, 1, "new Trainer({ model, args, trainDataset, evalDataset, … })");
@@ -142,7 +143,8 @@ export class Trainer {
     this.state = { ...freshState(rank === 0), maxSteps, numTrainEpochs: numEpochs };
     let startEpoch = 0;
     let startBatch = 0;
-    let totals: LossTotals = { sinceLog: 0, stepsSinceLog: 0, total: 0, steps: 0 };
+    let runId: string | undefined;
+    let totals = freshTotals();
     const restarted = Number(process.env.RINGTORCH_RESTART_COUNT ?? process.env.TORCHELASTIC_RESTART_COUNT ?? 0) > 0;
     const resumeFrom = options.resumeFromCheckpoint;
     if (resumeFrom || (resumeFrom === undefined && restarted)) {
@@ -156,12 +158,13 @@ export class Trainer {
         const saved = point.state.trainerState as TrainerState | undefined;
         if (saved) this.state = { ...saved, maxSteps, numTrainEpochs: numEpochs, isWorldProcessZero: rank === 0 };
         this.state.globalStep = point.step;
-        if (point.state.lossTotals) totals = point.state.lossTotals as LossTotals;
+        runId = point.runId;
+        totals = restoredTotals(point.state.lossTotals, rank, worldSize);
       }
     }
     this.lossTotals = totals;
     this.reporter?.finish();
-    this.reporter = new TrainerReporter(args, rank, maxSteps, this.state.globalStep);
+    this.reporter = new TrainerReporter(args, rank, maxSteps, this.state.globalStep, runId);
     this.model.train();
     this.fire("onTrainBegin");
 
@@ -307,7 +310,7 @@ export class Trainer {
     const weights = this.parallel!.checkpointState(this.optimizer!);
     await saveCheckpoint(
       args.outputDir,
-      { ...weights.state, scheduler: this.lrScheduler, epoch, batch, trainerState: this.state, lossTotals: this.lossTotals },
+      { ...weights.state, scheduler: this.lrScheduler, epoch, batch, trainerState: this.state, lossTotals: everyRanksTotals(this.lossTotals, this.rank, this.worldSize) },
       { step: this.state.globalStep, ...(weights.sharded ? { sharded: weights.sharded } : {}) },
     );
     if (this.rank === 0 && args.saveTotalLimit !== null) this.rotateCheckpoints(args.saveTotalLimit);
@@ -337,17 +340,6 @@ export class Trainer {
 
 function freshState(isWorldProcessZero: boolean): TrainerState {
   return { epoch: 0, globalStep: 0, maxSteps: 0, numTrainEpochs: 0, bestMetric: null, bestModelCheckpoint: null, logHistory: [], isWorldProcessZero };
-}
-
-/**
- * The training losses not yet logged and their running total, saved with each checkpoint so that
- * a resumed run logs the same means (and train_loss) as one never interrupted.
- */
-interface LossTotals {
-  sinceLog: number;
-  stepsSinceLog: number;
-  total: number;
-  steps: number;
 }
 
 /** Under ringrun (WORLD_SIZE > 1 in the environment) the script need not initialise the process group itself. */
