@@ -8,7 +8,7 @@ import { cat } from "../ops/join.js";
 import { allReduceSum } from "../parallel/metrics.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { gatherInDatasetOrder } from "./gather_eval.js";
-import { forwardBatch, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
+import { forwardBatch, type CallStyle, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
 
 export interface LoopResult extends EvalPrediction {
   /** The mean loss per sample over the whole dataset, or null when the batches had no labels. */
@@ -21,6 +21,7 @@ export interface LoopSetup {
   batchSize: number;
   collateFn?: (samples: unknown[]) => unknown;
   computeLossFunc: ComputeLossFunc | null;
+  callStyle: CallStyle;
   rank: number;
   worldSize: number;
   /**
@@ -48,7 +49,8 @@ export function evaluationLoop(dataset: Dataset<unknown>, s: LoopSetup): LoopRes
   let lossSamples = 0;
   let samples = 0;
   const wasTraining = s.model.training;
-  const forward = (batch: unknown) => (s.bf16 ? autocast("bfloat16", () => forwardBatch(s.model, batch, s.computeLossFunc)) : forwardBatch(s.model, batch, s.computeLossFunc));
+  const run = (batch: unknown) => () => forwardBatch(s.model, batch, s.computeLossFunc, s.callStyle);
+  const forward = (batch: unknown) => (s.bf16 ? autocast("bfloat16", run(batch)) : run(batch)());
   // Evaluation-mode shares differ by at most one sample: the longest is ceil(N / R) samples.
   const mostBatches = Math.ceil(Math.ceil(dataset.length / s.worldSize) / s.batchSize);
   s.model.eval();

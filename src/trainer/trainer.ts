@@ -17,7 +17,7 @@ import { checkArity, checkOptions } from "../util/options.js";
 import { metricValue, type CallbackEvent, type CallbackExtras, type TrainerCallback, type TrainerControl, type TrainerState } from "./callbacks.js";
 import { createOptimizer, createScheduler } from "./create_optimizer.js";
 import { evaluationLoop } from "./evaluation_loop.js";
-import { forwardBatch, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
+import { callStyleOf, forwardBatch, type CallStyle, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
 import { ParallelModel } from "./parallel_model.js";
 import { everyRanksTotals, freshTotals, restoredTotals, type LossTotals } from "./loss_totals.js";
 import { TrainerReporter } from "./reporter.js";
@@ -48,9 +48,10 @@ const OPTIONS = ["model", "args", "trainDataset", "evalDataset", "dataCollator",
 
 /**
  * Hugging Face's Trainer: the training loop, evaluation, checkpoints and logging of a model that
- * takes a batch object and returns { loss, logits } when the batch has labels. The same script
+ * takes a batch object (or, as ringtorch's Hugging Face models, `inputIds` and the batch's other
+ * keys as options) and returns { loss, logits } when the batch has labels. The same script
  * runs on one process or under `ringrun`: with RANK/WORLD_SIZE set (or a process group already
- * initialised) it joins the process group, wraps the model in DDP, shards the data with a
+ * initialised) it joins the process group, wraps the model in DDP (or FSDP), shards the data with a
  * DistributedSampler, accumulates micro-batches under noSync, and evaluates each sample exactly
  * once across ranks.
  *
@@ -70,6 +71,7 @@ export class Trainer {
   private readonly collate: ((samples: unknown[]) => unknown) | undefined;
   private readonly computeMetrics: ((p: EvalPrediction) => Record<string, number>) | null;
   private readonly computeLossFunc: ComputeLossFunc | null;
+  private readonly callStyle: CallStyle;
   private parallel: ParallelModel | null = null;
   private reporter: TrainerReporter | null = null;
   private lastEvalMetrics: Record<string, number> | null = null;
@@ -87,6 +89,7 @@ export class Trainer {
     this.collate = options.dataCollator as ((samples: unknown[]) => unknown) | undefined;
     this.computeMetrics = options.computeMetrics ?? null;
     this.computeLossFunc = options.computeLossFunc ?? null;
+    this.callStyle = callStyleOf(options.model);
     this.optimizer = options.optimizers?.[0] ?? null;
     this.lrScheduler = options.optimizers?.[1] ?? null;
     this.callbacks = [...(options.callbacks ?? [])];
@@ -178,7 +181,7 @@ export class Trainer {
         const isUpdate = (micro + 1) % gas === 0 || micro + 1 === batchesPerEpoch;
         if (micro % gas === 0) this.fire("onStepBegin");
         const backward = () => {
-          const forward = () => forwardBatch(model, batch, this.computeLossFunc);
+          const forward = () => forwardBatch(model, batch, this.computeLossFunc, this.callStyle);
           const out = args.bf16 ? autocast("bfloat16", forward) : forward();
           if (!out.loss) throw new Error("Trainer: the model returned no loss; return { loss, logits } when the batch has labels, or give computeLossFunc");
           const loss = out.loss.div(gas);
@@ -269,6 +272,7 @@ export class Trainer {
       batchSize: this.args.perDeviceEvalBatchSize,
       collateFn: this.collate,
       computeLossFunc: this.computeLossFunc,
+      callStyle: this.callStyle,
       rank: this.rank,
       worldSize: this.worldSize,
       // FSDP's forward gathers each unit's shards from every rank: all ranks run as many batches.
