@@ -2,7 +2,9 @@
 // fsdp option (the Classifier's Linear layers as units of their own, so that a step gathers and
 // reduce-scatters several units), accumulating two micro-batches under noSync and evaluating an
 // uneven split every epoch; then a full_shard run resumes from its own mid-epoch sharded
-// checkpoint. Prints RESULT {...} with the losses, evaluations and full weights of each.
+// checkpoint. Each strategy run saves every epoch and restores the best by a scripted score (the
+// first epoch's), so that its final weights are those of a checkpoint it loaded back. Prints
+// RESULT {...} with the losses, evaluations and full weights of each.
 import { join } from "node:path";
 import * as rt from "../../../src/index.js";
 import { Classifier, dataset } from "../fixtures/classifier.js";
@@ -34,7 +36,9 @@ function fullWeights(model: rt.nn.Module, sharded: boolean): number[] {
 async function run(name: string, fsdp: rt.trainer.FsdpOption | "", extra: Partial<rt.trainer.TrainingArgumentsOptions> = {}, resumeFromCheckpoint?: string) {
   rt.manualSeed(resumeFromCheckpoint ? 9 : 0);
   const model = new Classifier();
-  const trainer = new Trainer({ model, args: args(name, fsdp, extra), trainDataset: ds, evalDataset: evalDs });
+  let evaluation = 0;
+  const firstEpochBest = () => ({ score: evaluation++ === 0 ? 0.9 : 0.5 });
+  const trainer = new Trainer({ model, args: args(name, fsdp, extra), trainDataset: ds, evalDataset: evalDs, computeMetrics: firstEpochBest });
   await trainer.train(resumeFromCheckpoint ? { resumeFromCheckpoint } : {});
   const logs = trainer.state.logHistory;
   return {
@@ -45,10 +49,12 @@ async function run(name: string, fsdp: rt.trainer.FsdpOption | "", extra: Partia
   };
 }
 
-const ddp = await run("ddp", "");
+const keepBest = { saveStrategy: "epoch", loadBestModelAtEnd: true, metricForBestModel: "score" } as const;
+const ddp = await run("ddp", "", keepBest);
 const strategies: Record<string, Awaited<ReturnType<typeof run>>> = {};
-for (const s of ["full_shard", "shard_grad_op", "no_shard", "hybrid_shard"] as const) strategies[s] = await run(s, s);
+for (const s of ["full_shard", "shard_grad_op", "no_shard", "hybrid_shard"] as const) strategies[s] = await run(s, s, keepBest);
+const lastEpoch = await run("last", "full_shard");
 const straight = await run("straight", "full_shard", { saveStrategy: "steps", saveSteps: 3 });
 const resumed = await run("resumed", "full_shard", {}, join(out, "straight", "step_00000003"));
-console.log("RESULT " + JSON.stringify({ rank: rt.dist.getRank(), ddp, strategies, straight, resumed }));
+console.log("RESULT " + JSON.stringify({ rank: rt.dist.getRank(), ddp, strategies, lastEpoch, straight, resumed }));
 await rt.dist.destroyProcessGroup();
