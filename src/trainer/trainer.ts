@@ -184,11 +184,12 @@ export class Trainer {
           const forward = () => forwardBatch(model, batch, this.computeLossFunc, this.callStyle);
           const out = args.bf16 ? autocast("bfloat16", forward) : forward();
           if (!out.loss) throw new Error("Trainer: the model returned no loss; return { loss, logits } when the batch has labels, or give computeLossFunc");
-          const loss = out.loss.div(gas);
+          // Dividing by 1 changes no bit: skip the op (and its backward node) then.
+          const loss = gas === 1 ? out.loss : out.loss.div(gas);
           loss.backward();
           return loss.item();
         };
-        // Micro-batches before the last of a group keep their gradients local; the last one's backward all-reduces the sum.
+        // Micro-batches before the last of a group keep their gradients local; the last one's backward all-reduces (FSDP: reduce-scatters) the sum.
         accumulated += isUpdate ? backward() : parallel.noSync(backward);
         micro++;
         if (!isUpdate) continue;
