@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { rmSync } from "node:fs";
 import { DataLoader } from "../data/dataloader.js";
 import type { Dataset } from "../data/dataset.js";
 import { DistributedSampler } from "../data/distributed_sampler.js";
@@ -12,15 +11,16 @@ import { allReduceMean } from "../parallel/metrics.js";
 import { manualSeed } from "../tensor/random.js";
 import { save as saveCheckpoint } from "../checkpoint/save.js";
 import { resume as resumeCheckpoint } from "../checkpoint/resume.js";
-import { listCheckpoints, stepDirName } from "../checkpoint/directory.js";
+import { stepDirName } from "../checkpoint/directory.js";
 import { checkArity, checkOptions } from "../util/options.js";
-import { metricValue, type CallbackEvent, type CallbackExtras, type TrainerCallback, type TrainerControl, type TrainerState } from "./callbacks.js";
+import { type CallbackEvent, type CallbackExtras, type TrainerCallback, type TrainerControl, type TrainerState } from "./callbacks.js";
 import { createOptimizer, createScheduler } from "./create_optimizer.js";
 import { evaluationLoop } from "./evaluation_loop.js";
 import { callStyleOf, forwardBatch, type CallStyle, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
 import { ParallelModel } from "./parallel_model.js";
 import { everyRanksTotals, freshTotals, restoredTotals, type LossTotals } from "./loss_totals.js";
 import { TrainerReporter } from "./reporter.js";
+import { rotateCheckpoints, updateBest } from "./best_checkpoint.js";
 import { TrainingArguments } from "./training_arguments.js";
 
 export interface TrainerOptions {
@@ -303,32 +303,15 @@ export class Trainer {
   private async saveCheckpoint(epoch: number, batch: number): Promise<void> {
     const args = this.args;
     const path = join(args.outputDir, stepDirName(this.state.globalStep));
-    if (args.metricForBestModel && this.lastEvalMetrics) {
-      const value = metricValue(this.lastEvalMetrics, args.metricForBestModel);
-      const best = this.state.bestMetric;
-      const better = best === null || (args.greaterIsBetter ? value > best : value < best);
-      if (better) {
-        this.state.bestMetric = value;
-        this.state.bestModelCheckpoint = path;
-      }
-    }
+    updateBest(this.state, args, this.lastEvalMetrics, path);
     const weights = this.parallel!.checkpointState(this.optimizer!);
     await saveCheckpoint(
       args.outputDir,
       { ...weights.state, scheduler: this.lrScheduler, epoch, batch, trainerState: this.state, lossTotals: everyRanksTotals(this.lossTotals, this.rank, this.worldSize) },
       { step: this.state.globalStep, ...(weights.sharded ? { sharded: weights.sharded } : {}) },
     );
-    if (this.rank === 0 && args.saveTotalLimit !== null) this.rotateCheckpoints(args.saveTotalLimit);
+    if (this.rank === 0 && args.saveTotalLimit !== null) rotateCheckpoints(args.outputDir, args.saveTotalLimit, this.state.bestModelCheckpoint);
     this.fire("onSave", { checkpoint: path });
-  }
-
-  /** Deletes all but the newest `limit` checkpoints, never the best one (it is kept besides, as in HF). */
-  private rotateCheckpoints(limit: number): void {
-    const best = this.state.bestModelCheckpoint;
-    const others = listCheckpoints(this.args.outputDir).filter((c) => c.path !== best);
-    // The best counts towards the limit, but the newest checkpoint is always kept to resume from.
-    const keepOthers = best ? Math.max(1, limit - 1) : limit;
-    for (const { path } of others.slice(keepOthers)) rmSync(path, { recursive: true, force: true });
   }
 
   private log(logs: Record<string, number>): void {
