@@ -3,11 +3,12 @@ import { DataLoader } from "../data/dataloader.js";
 import type { Dataset } from "../data/dataset.js";
 import { DistributedSampler } from "../data/distributed_sampler.js";
 import type { Module } from "../nn/module.js";
+import { autocast } from "../ops/autocast.js";
 import { cat } from "../ops/join.js";
 import { allReduceSum } from "../parallel/metrics.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { gatherInDatasetOrder } from "./gather_eval.js";
-import { forwardBatch, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
+import { forwardBatch, type CallStyle, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
 
 export interface LoopResult extends EvalPrediction {
   /** The mean loss per sample over the whole dataset, or null when the batches had no labels. */
@@ -20,8 +21,16 @@ export interface LoopSetup {
   batchSize: number;
   collateFn?: (samples: unknown[]) => unknown;
   computeLossFunc: ComputeLossFunc | null;
+  callStyle: CallStyle;
   rank: number;
   worldSize: number;
+  /**
+   * Every rank runs as many forwards as the rank with the most batches (a rank with fewer repeats
+   * its last batch and drops the result): needed when the forward itself communicates (FSDP).
+   */
+  lockstep?: boolean;
+  /** Run the forwards under autocast("bfloat16"), as training did. */
+  bf16?: boolean;
 }
 
 /**
@@ -40,11 +49,19 @@ export function evaluationLoop(dataset: Dataset<unknown>, s: LoopSetup): LoopRes
   let lossSamples = 0;
   let samples = 0;
   const wasTraining = s.model.training;
+  const run = (batch: unknown) => () => forwardBatch(s.model, batch, s.computeLossFunc, s.callStyle);
+  const forward = (batch: unknown) => (s.bf16 ? autocast("bfloat16", run(batch)) : run(batch)());
+  // Evaluation-mode shares differ by at most one sample: the longest is ceil(N / R) samples.
+  const mostBatches = Math.ceil(Math.ceil(dataset.length / s.worldSize) / s.batchSize);
   s.model.eval();
   try {
     noGrad(() => {
+      let last: unknown = null;
+      let batches = 0;
       for (const batch of loader) {
-        const out = forwardBatch(s.model, batch, s.computeLossFunc);
+        last = batch;
+        batches++;
+        const out = forward(batch);
         if (out.loss) {
           lossSum += out.loss.item() * out.size;
           lossSamples += out.size;
@@ -52,6 +69,10 @@ export function evaluationLoop(dataset: Dataset<unknown>, s: LoopSetup): LoopRes
         if (out.logits) logits.push(out.logits.detach());
         if (out.labels) labels.push(out.labels);
         samples += out.size;
+      }
+      if (s.lockstep && batches < mostBatches) {
+        if (last === null) throw new Error(`Trainer: rank ${s.rank} has no evaluation samples (${dataset.length} samples on ${s.worldSize} ranks); a sharded model needs at least one sample per rank`);
+        for (; batches < mostBatches; batches++) forward(last);
       }
     });
   } finally {

@@ -19,12 +19,26 @@ export interface StepOutput {
 }
 
 /**
+ * How a model takes a batch: "batch", the collated object as its one argument (a module written
+ * for the Trainer); "inputIds", `model.call(batch.inputIds, { ...the other keys })`, the signature
+ * of ringtorch's Hugging Face models (BertForSequenceClassification, GPT2LMHeadModel, …), which is
+ * what HF's `model(**inputs)` becomes in TypeScript.
+ */
+export type CallStyle = "batch" | "inputIds";
+
+/** "inputIds" for a Hugging Face-style model (one with a config and savePretrained), else "batch". */
+export function callStyleOf(model: Module): CallStyle {
+  const m = model as unknown as { savePretrained?: unknown; config?: unknown };
+  return typeof m.savePretrained === "function" && m.config !== undefined ? "inputIds" : "batch";
+}
+
+/**
  * One forward pass in Hugging Face's convention: the collated batch (an object such as
  * { inputIds, attentionMask, labels }) is the model's one argument, and a model given labels
  * returns { loss, logits }. With computeLossFunc the labels are taken out of the batch first and
  * the loss is computed from the outputs. A model may also return the logits tensor alone.
  */
-export function forwardBatch(model: Module, batch: unknown, computeLossFunc: ComputeLossFunc | null): StepOutput {
+export function forwardBatch(model: Module, batch: unknown, computeLossFunc: ComputeLossFunc | null, style: CallStyle = "batch"): StepOutput {
   if (!batch || typeof batch !== "object" || Array.isArray(batch) || batch instanceof Tensor) {
     throw new TypeError("Trainer: a batch must be an object such as { inputIds, labels } (the model's one argument); give a dataCollator that builds one");
   }
@@ -35,7 +49,12 @@ export function forwardBatch(model: Module, batch: unknown, computeLossFunc: Com
     const { labels: _dropped, ...rest } = batch as Record<string, unknown>;
     inputs = rest;
   }
-  const outputs = model.call(inputs) as unknown;
+  let outputs: unknown;
+  if (style === "inputIds") {
+    const { inputIds, ...rest } = inputs as Record<string, unknown>;
+    if (!(inputIds instanceof Tensor)) throw new TypeError(`Trainer: ${model.constructor.name} takes (inputIds, { attentionMask, labels, … }); the batch has no inputIds tensor (it has ${Object.keys(inputs).join(", ")})`);
+    outputs = model.call(inputIds, rest);
+  } else outputs = model.call(inputs);
   let loss: Tensor | null = null;
   let logits: Tensor | null = null;
   if (outputs instanceof Tensor) logits = outputs;

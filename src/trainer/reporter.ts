@@ -15,7 +15,8 @@ export class TrainerReporter {
   private readonly run: Run | null;
   private shown: number;
 
-  constructor(args: TrainingArguments, rank: number, maxSteps: number, startStep: number) {
+  /** `runId`: the run a resumed checkpoint was logging to (default: the launcher's run id). */
+  constructor(args: TrainingArguments, rank: number, maxSteps: number, startStep: number, runId?: string) {
     this.bar = args.disableTqdm || rank !== 0 ? null : new Progress(null, { total: maxSteps, desc: "train", unit: "step", disable: false });
     this.bar?.update(startStep);
     this.shown = startStep;
@@ -32,6 +33,7 @@ export class TrainerReporter {
             systemMetrics: false,
             config: args.toJSON(),
             ...(args.runName ? { name: args.runName } : {}),
+            ...(runId ? { id: runId } : {}),
           });
   }
 

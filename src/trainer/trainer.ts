@@ -1,26 +1,26 @@
 import { join } from "node:path";
-import { rmSync } from "node:fs";
 import { DataLoader } from "../data/dataloader.js";
 import type { Dataset } from "../data/dataset.js";
 import { DistributedSampler } from "../data/distributed_sampler.js";
 import { getRank, getWorldSize, initProcessGroup, isInitialized } from "../distributed/init.js";
 import type { Module } from "../nn/module.js";
-import { clipGradNorm } from "../nn/utils/clip_grad.js";
 import type { LRScheduler } from "../optim/lr_scheduler.js";
 import type { AnyOptimizer as Optimizer } from "../optim/lr_scheduler.js";
-import { DistributedDataParallel } from "../parallel/ddp.js";
+import { autocast } from "../ops/autocast.js";
 import { allReduceMean } from "../parallel/metrics.js";
 import { manualSeed } from "../tensor/random.js";
 import { save as saveCheckpoint } from "../checkpoint/save.js";
 import { resume as resumeCheckpoint } from "../checkpoint/resume.js";
-import { listCheckpoints, stepDirName } from "../checkpoint/directory.js";
-import { load as loadCheckpoint } from "../checkpoint/load.js";
+import { stepDirName } from "../checkpoint/directory.js";
 import { checkArity, checkOptions } from "../util/options.js";
-import { metricValue, type CallbackEvent, type CallbackExtras, type TrainerCallback, type TrainerControl, type TrainerState } from "./callbacks.js";
+import { type CallbackEvent, type CallbackExtras, type TrainerCallback, type TrainerControl, type TrainerState } from "./callbacks.js";
 import { createOptimizer, createScheduler } from "./create_optimizer.js";
 import { evaluationLoop } from "./evaluation_loop.js";
-import { forwardBatch, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
+import { callStyleOf, forwardBatch, type CallStyle, type ComputeLossFunc, type EvalPrediction } from "./model_io.js";
+import { ParallelModel } from "./parallel_model.js";
+import { everyRanksTotals, freshTotals, restoredTotals, type LossTotals } from "./loss_totals.js";
 import { TrainerReporter } from "./reporter.js";
+import { rotateCheckpoints, updateBest } from "./best_checkpoint.js";
 import { TrainingArguments } from "./training_arguments.js";
 
 export interface TrainerOptions {
@@ -48,9 +48,10 @@ const OPTIONS = ["model", "args", "trainDataset", "evalDataset", "dataCollator",
 
 /**
  * Hugging Face's Trainer: the training loop, evaluation, checkpoints and logging of a model that
- * takes a batch object and returns { loss, logits } when the batch has labels. The same script
+ * takes a batch object (or, as ringtorch's Hugging Face models, `inputIds` and the batch's other
+ * keys as options) and returns { loss, logits } when the batch has labels. The same script
  * runs on one process or under `ringrun`: with RANK/WORLD_SIZE set (or a process group already
- * initialised) it joins the process group, wraps the model in DDP, shards the data with a
+ * initialised) it joins the process group, wraps the model in DDP (or FSDP), shards the data with a
  * DistributedSampler, accumulates micro-batches under noSync, and evaluates each sample exactly
  * once across ranks.
  *
@@ -70,9 +71,11 @@ export class Trainer {
   private readonly collate: ((samples: unknown[]) => unknown) | undefined;
   private readonly computeMetrics: ((p: EvalPrediction) => Record<string, number>) | null;
   private readonly computeLossFunc: ComputeLossFunc | null;
-  private wrapped: Module | null = null;
+  private readonly callStyle: CallStyle;
+  private parallel: ParallelModel | null = null;
   private reporter: TrainerReporter | null = null;
   private lastEvalMetrics: Record<string, number> | null = null;
+  private lossTotals: LossTotals = freshTotals();
 
   constructor(options: TrainerOptions) {
     checkArity("Trainer", arguments, 1, "new Trainer({ model, args, trainDataset, evalDataset, … })");
@@ -86,6 +89,7 @@ export class Trainer {
     this.collate = options.dataCollator as ((samples: unknown[]) => unknown) | undefined;
     this.computeMetrics = options.computeMetrics ?? null;
     this.computeLossFunc = options.computeLossFunc ?? null;
+    this.callStyle = callStyleOf(options.model);
     this.optimizer = options.optimizers?.[0] ?? null;
     this.lrScheduler = options.optimizers?.[1] ?? null;
     this.callbacks = [...(options.callbacks ?? [])];
@@ -107,7 +111,13 @@ export class Trainer {
     this.callbacks.push(callback);
   }
 
-  /** Trains from scratch, or from a checkpoint: true for the newest under outputDir, or a checkpoint's path. */
+  /**
+   * Trains from scratch, or from a checkpoint: true for the newest under outputDir (which must
+   * exist), or a checkpoint's path. When ringrun restarted the group after a failure
+   * (RINGTORCH_RESTART_COUNT > 0) and resumeFromCheckpoint is not given, training resumes from the
+   * newest checkpoint under outputDir if there is one, so that the unchanged script continues
+   * where the failed attempt last saved; pass false to start over.
+   */
   async train(options: { resumeFromCheckpoint?: boolean | string } = {}): Promise<TrainOutput> {
     checkOptions("Trainer.train", options, ["resumeFromCheckpoint"]);
     if (!this.trainDataset) throw new Error("Trainer.train: give the Trainer a trainDataset");
@@ -122,35 +132,46 @@ export class Trainer {
     const updatesPerEpoch = Math.ceil(batchesPerEpoch / args.gradientAccumulationSteps);
     const maxSteps = args.maxSteps > 0 ? args.maxSteps : Math.ceil(args.numTrainEpochs * updatesPerEpoch);
     const numEpochs = Math.ceil(maxSteps / updatesPerEpoch);
+    if (worldSize > 1 && args.fsdp && this.optimizer && !this.parallel) {
+      throw new Error("Trainer: with fsdp the optimizer must be made over the sharded parameters, which exist only once training starts; leave optimizers[0] null (the Trainer makes AdamW after sharding)");
+    }
+    // FSDP replaces the parameters by their shards: the optimizer is made after wrapping.
+    const parallel = (this.parallel ??= new ParallelModel(this.model, args, worldSize));
     this.optimizer ??= createOptimizer(this.model, args);
     this.lrScheduler ??= createScheduler(this.optimizer, args, maxSteps);
     const optimizer = this.optimizer;
     const scheduler = this.lrScheduler;
-    const ddp = worldSize > 1 ? (this.wrapped ??= new DistributedDataParallel(this.model, ddpOptions(args))) as DistributedDataParallel : null;
-    const model = ddp ?? this.model;
+    const model = parallel.forwardModule;
 
     this.state = { ...freshState(rank === 0), maxSteps, numTrainEpochs: numEpochs };
     let startEpoch = 0;
     let startBatch = 0;
-    if (options.resumeFromCheckpoint) {
-      const path = typeof options.resumeFromCheckpoint === "string" ? options.resumeFromCheckpoint : args.outputDir;
-      const point = await resumeCheckpoint(path, { model: this.model, optimizer, scheduler, sampler, batchSize: args.perDeviceTrainBatchSize, ...(options.resumeFromCheckpoint === true ? { step: "latest" as const } : {}) });
-      startEpoch = point.epoch;
-      startBatch = point.batch;
-      const saved = point.state.trainerState as TrainerState | undefined;
-      if (saved) this.state = { ...saved, maxSteps, numTrainEpochs: numEpochs, isWorldProcessZero: rank === 0 };
-      this.state.globalStep = point.step;
+    let runId: string | undefined;
+    let totals = freshTotals();
+    const restarted = Number(process.env.RINGTORCH_RESTART_COUNT ?? process.env.TORCHELASTIC_RESTART_COUNT ?? 0) > 0;
+    const resumeFrom = options.resumeFromCheckpoint;
+    if (resumeFrom || (resumeFrom === undefined && restarted)) {
+      const path = typeof resumeFrom === "string" ? resumeFrom : args.outputDir;
+      const weights = parallel.isSharded ? {} : { model: this.model, optimizer };
+      const point = await resumeCheckpoint(path, { ...weights, scheduler, sampler, batchSize: args.perDeviceTrainBatchSize, ...(resumeFrom === true ? { step: "latest" as const } : {}) });
+      if (point.path) {
+        if (parallel.isSharded) parallel.loadCheckpoint(point.path, rank, optimizer, scheduler);
+        startEpoch = point.epoch;
+        startBatch = point.batch;
+        const saved = point.state.trainerState as TrainerState | undefined;
+        if (saved) this.state = { ...saved, maxSteps, numTrainEpochs: numEpochs, isWorldProcessZero: rank === 0 };
+        this.state.globalStep = point.step;
+        runId = point.runId;
+        totals = restoredTotals(point.state.lossTotals, rank, worldSize);
+      }
     }
+    this.lossTotals = totals;
     this.reporter?.finish();
-    this.reporter = new TrainerReporter(args, rank, maxSteps, this.state.globalStep);
+    this.reporter = new TrainerReporter(args, rank, maxSteps, this.state.globalStep, runId);
     this.model.train();
     this.fire("onTrainBegin");
 
     const gas = args.gradientAccumulationSteps;
-    let lossSinceLog = 0;
-    let stepsSinceLog = 0;
-    let totalLoss = 0;
-    let totalSteps = 0;
     for (let epoch = startEpoch; epoch < numEpochs && !this.control.shouldTrainingStop; epoch++) {
       sampler.setEpoch(epoch);
       this.fire("onEpochBegin");
@@ -160,26 +181,28 @@ export class Trainer {
         const isUpdate = (micro + 1) % gas === 0 || micro + 1 === batchesPerEpoch;
         if (micro % gas === 0) this.fire("onStepBegin");
         const backward = () => {
-          const out = forwardBatch(model, batch, this.computeLossFunc);
+          const forward = () => forwardBatch(model, batch, this.computeLossFunc, this.callStyle);
+          const out = args.bf16 ? autocast("bfloat16", forward) : forward();
           if (!out.loss) throw new Error("Trainer: the model returned no loss; return { loss, logits } when the batch has labels, or give computeLossFunc");
-          const loss = out.loss.div(gas);
+          // Dividing by 1 changes no bit: skip the op (and its backward node) then.
+          const loss = gas === 1 ? out.loss : out.loss.div(gas);
           loss.backward();
           return loss.item();
         };
-        // Micro-batches before the last of a group keep their gradients local; the last one's backward all-reduces the sum.
-        accumulated += ddp && !isUpdate ? ddp.noSync(backward) : backward();
+        // Micro-batches before the last of a group keep their gradients local; the last one's backward all-reduces (FSDP: reduce-scatters) the sum.
+        accumulated += isUpdate ? backward() : parallel.noSync(backward);
         micro++;
         if (!isUpdate) continue;
-        const gradNorm = args.maxGradNorm > 0 ? clipGradNorm(this.model.parameters(), args.maxGradNorm).item() : null;
+        const gradNorm = args.maxGradNorm > 0 ? parallel.clipGradNorm(args.maxGradNorm) : null;
         optimizer.step();
         scheduler.step();
         optimizer.zeroGrad();
         this.state.globalStep++;
         this.state.epoch = epoch + micro / batchesPerEpoch;
-        lossSinceLog += accumulated;
-        totalLoss += accumulated;
-        stepsSinceLog++;
-        totalSteps++;
+        totals.sinceLog += accumulated;
+        totals.total += accumulated;
+        totals.stepsSinceLog++;
+        totals.steps++;
         accumulated = 0;
         const step = this.state.globalStep;
         this.reporter.advance(step);
@@ -190,9 +213,9 @@ export class Trainer {
         if (lastStep) this.control.shouldTrainingStop = true;
         this.fire("onStepEnd");
         if (this.control.shouldLog) {
-          this.log({ loss: allReduceMean(lossSinceLog / stepsSinceLog), ...(gradNorm === null ? {} : { grad_norm: gradNorm }), learning_rate: scheduler.getLastLr()[0] });
-          lossSinceLog = 0;
-          stepsSinceLog = 0;
+          this.log({ loss: allReduceMean(totals.sinceLog / totals.stepsSinceLog), ...(gradNorm === null ? {} : { grad_norm: gradNorm }), learning_rate: scheduler.getLastLr()[0] });
+          totals.sinceLog = 0;
+          totals.stepsSinceLog = 0;
         }
         const endOfEpoch = micro === batchesPerEpoch;
         await this.maybeEvaluateAndSave(endOfEpoch ? epoch + 1 : epoch, endOfEpoch ? 0 : micro);
@@ -203,20 +226,17 @@ export class Trainer {
       this.control.shouldEvaluate ||= args.evalStrategy === "epoch";
       this.control.shouldSave ||= args.saveStrategy === "epoch";
       this.fire("onEpochEnd");
-      if (this.control.shouldLog && stepsSinceLog > 0) {
-        this.log({ loss: allReduceMean(lossSinceLog / stepsSinceLog), learning_rate: scheduler.getLastLr()[0] });
-        lossSinceLog = 0;
-        stepsSinceLog = 0;
+      if (this.control.shouldLog && totals.stepsSinceLog > 0) {
+        this.log({ loss: allReduceMean(totals.sinceLog / totals.stepsSinceLog), learning_rate: scheduler.getLastLr()[0] });
+        totals.sinceLog = 0;
+        totals.stepsSinceLog = 0;
       }
       this.control.shouldLog = false;
       await this.maybeEvaluateAndSave(epoch + 1, 0);
     }
 
-    if (args.loadBestModelAtEnd && this.state.bestModelCheckpoint) {
-      const best = loadCheckpoint(this.state.bestModelCheckpoint, { rank });
-      this.model.loadStateDict(best.state.model as never);
-    }
-    const metrics = { train_loss: allReduceMean(totalSteps > 0 ? totalLoss / totalSteps : 0), epoch: this.state.epoch };
+    if (args.loadBestModelAtEnd && this.state.bestModelCheckpoint) parallel.loadCheckpoint(this.state.bestModelCheckpoint, rank);
+    const metrics = { train_loss: allReduceMean(totals.steps > 0 ? totals.total / totals.steps : 0), epoch: this.state.epoch };
     this.log(metrics);
     this.fire("onTrainEnd");
     this.control.shouldTrainingStop = false;
@@ -253,8 +273,12 @@ export class Trainer {
       batchSize: this.args.perDeviceEvalBatchSize,
       collateFn: this.collate,
       computeLossFunc: this.computeLossFunc,
+      callStyle: this.callStyle,
       rank: this.rank,
       worldSize: this.worldSize,
+      // FSDP's forward gathers each unit's shards from every rank: all ranks run as many batches.
+      lockstep: this.parallel?.isSharded ?? false,
+      bf16: this.args.bf16,
     });
     const metrics: Record<string, number> = {};
     if (r.loss !== null) metrics[`${prefix}_loss`] = r.loss;
@@ -279,27 +303,15 @@ export class Trainer {
   private async saveCheckpoint(epoch: number, batch: number): Promise<void> {
     const args = this.args;
     const path = join(args.outputDir, stepDirName(this.state.globalStep));
-    if (args.metricForBestModel && this.lastEvalMetrics) {
-      const value = metricValue(this.lastEvalMetrics, args.metricForBestModel);
-      const best = this.state.bestMetric;
-      const better = best === null || (args.greaterIsBetter ? value > best : value < best);
-      if (better) {
-        this.state.bestMetric = value;
-        this.state.bestModelCheckpoint = path;
-      }
-    }
-    await saveCheckpoint(args.outputDir, { model: this.model, optimizer: this.optimizer, scheduler: this.lrScheduler, epoch, batch, trainerState: this.state }, { step: this.state.globalStep });
-    if (this.rank === 0 && args.saveTotalLimit !== null) this.rotateCheckpoints(args.saveTotalLimit);
+    updateBest(this.state, args, this.lastEvalMetrics, path);
+    const weights = this.parallel!.checkpointState(this.optimizer!);
+    await saveCheckpoint(
+      args.outputDir,
+      { ...weights.state, scheduler: this.lrScheduler, epoch, batch, trainerState: this.state, lossTotals: everyRanksTotals(this.lossTotals, this.rank, this.worldSize) },
+      { step: this.state.globalStep, ...(weights.sharded ? { sharded: weights.sharded } : {}) },
+    );
+    if (this.rank === 0 && args.saveTotalLimit !== null) rotateCheckpoints(args.outputDir, args.saveTotalLimit, this.state.bestModelCheckpoint);
     this.fire("onSave", { checkpoint: path });
-  }
-
-  /** Deletes all but the newest `limit` checkpoints, never the best one (it is kept besides, as in HF). */
-  private rotateCheckpoints(limit: number): void {
-    const best = this.state.bestModelCheckpoint;
-    const others = listCheckpoints(this.args.outputDir).filter((c) => c.path !== best);
-    // The best counts towards the limit, but the newest checkpoint is always kept to resume from.
-    const keepOthers = best ? Math.max(1, limit - 1) : limit;
-    for (const { path } of others.slice(keepOthers)) rmSync(path, { recursive: true, force: true });
   }
 
   private log(logs: Record<string, number>): void {
@@ -316,10 +328,6 @@ export class Trainer {
 
 function freshState(isWorldProcessZero: boolean): TrainerState {
   return { epoch: 0, globalStep: 0, maxSteps: 0, numTrainEpochs: 0, bestMetric: null, bestModelCheckpoint: null, logHistory: [], isWorldProcessZero };
-}
-
-function ddpOptions(args: TrainingArguments): Record<string, unknown> {
-  return { ...(args.ddpBucketCapMb !== null ? { bucketCapMb: args.ddpBucketCapMb } : {}), findUnusedParameters: args.ddpFindUnusedParameters };
 }
 
 /** Under ringrun (WORLD_SIZE > 1 in the environment) the script need not initialise the process group itself. */

@@ -3,6 +3,18 @@ import { checkArity, checkOptions } from "../util/options.js";
 export type IntervalStrategy = "no" | "steps" | "epoch";
 export type SchedulerType = "linear" | "cosine" | "constant" | "constant_with_warmup";
 export type ReportTo = "jsonl" | "tensorboard" | "none";
+export type FsdpOption = "full_shard" | "shard_grad_op" | "no_shard" | "hybrid_shard";
+
+/** Hugging Face's fsdp_config, in camelCase. */
+export interface FsdpConfig {
+  /** Make a unit of each submodule of these classes (or class names): a Transformer block. HF's transformer_layer_cls_to_wrap. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  transformerLayerClsToWrap?: (string | (abstract new (...args: any[]) => unknown))[];
+  /** Make a unit of each submodule once its unwrapped parameters reach this many elements. HF's min_num_params. */
+  minNumParams?: number;
+  /** Copy rank 0's parameters to every rank before sharding (default true). */
+  syncModuleStates?: boolean;
+}
 
 /** Hugging Face's TrainingArguments, in camelCase, with its defaults. */
 export interface TrainingArgumentsOptions {
@@ -49,6 +61,15 @@ export interface TrainingArgumentsOptions {
   /** Options for the DDP wrapper under ringrun (bucketCapMb, findUnusedParameters, …). */
   ddpBucketCapMb?: number;
   ddpFindUnusedParameters?: boolean;
+  /**
+   * Train under autocast("bfloat16"): the products of forward and loss (and of their backward)
+   * take bfloat16 operands with float32 sums. bfloat16 parameters get float32 master weights in
+   * the optimizer.
+   */
+  bf16?: boolean;
+  /** Under ringrun, shard the model with FSDP instead of DDP (ZeRO-3, ZeRO-2, none, ZeRO-3 within a host). */
+  fsdp?: FsdpOption | "";
+  fsdpConfig?: FsdpConfig;
 }
 
 const KEYS = [
@@ -57,7 +78,10 @@ const KEYS = [
   "warmupSteps", "warmupRatio", "maxGradNorm", "loggingSteps", "loggingStrategy", "evalStrategy", "evalSteps",
   "saveStrategy", "saveSteps", "saveTotalLimit", "metricForBestModel", "greaterIsBetter", "loadBestModelAtEnd",
   "seed", "dataSeed", "reportTo", "runName", "disableTqdm", "ddpBucketCapMb", "ddpFindUnusedParameters",
+  "bf16", "fsdp", "fsdpConfig",
 ];
+const FSDP_OPTIONS: readonly FsdpOption[] = ["full_shard", "shard_grad_op", "no_shard", "hybrid_shard"];
+const FSDP_CONFIG_KEYS = ["transformerLayerClsToWrap", "minNumParams", "syncModuleStates"];
 
 const STRATEGIES: readonly IntervalStrategy[] = ["no", "steps", "epoch"];
 const SCHEDULERS: readonly SchedulerType[] = ["linear", "cosine", "constant", "constant_with_warmup"];
@@ -102,6 +126,10 @@ export class TrainingArguments {
   readonly disableTqdm: boolean;
   readonly ddpBucketCapMb: number | null;
   readonly ddpFindUnusedParameters: boolean;
+  readonly bf16: boolean;
+  /** The FSDP sharding strategy, or null for DDP. */
+  readonly fsdp: FsdpOption | null;
+  readonly fsdpConfig: FsdpConfig;
 
   constructor(options: TrainingArgumentsOptions) {
     checkArity("TrainingArguments", arguments, 1, "new TrainingArguments({ outputDir, learningRate, … })");
@@ -145,6 +173,18 @@ export class TrainingArguments {
     this.disableTqdm = o.disableTqdm ?? false;
     this.ddpBucketCapMb = o.ddpBucketCapMb ?? null;
     this.ddpFindUnusedParameters = o.ddpFindUnusedParameters ?? false;
+    this.bf16 = o.bf16 ?? false;
+    if (typeof this.bf16 !== "boolean") throw new TypeError(`TrainingArguments: bf16 must be a boolean, got ${JSON.stringify(o.bf16)}`);
+    this.fsdp = o.fsdp === undefined || o.fsdp === "" ? null : oneOf("fsdp", o.fsdp, FSDP_OPTIONS);
+    this.fsdpConfig = { ...(o.fsdpConfig ?? {}) };
+    checkOptions("TrainingArguments.fsdpConfig", this.fsdpConfig, FSDP_CONFIG_KEYS);
+    if (o.fsdpConfig && this.fsdp === null) throw new Error("TrainingArguments: fsdpConfig is given but fsdp is not; set fsdp to \"full_shard\", \"shard_grad_op\", \"no_shard\" or \"hybrid_shard\"");
+    const { minNumParams, transformerLayerClsToWrap: classes } = this.fsdpConfig;
+    if (minNumParams !== undefined) posInt("fsdpConfig.minNumParams", minNumParams);
+    if (classes !== undefined && (!Array.isArray(classes) || classes.length === 0 || classes.some((c) => typeof c !== "string" && typeof c !== "function"))) {
+      throw new TypeError("TrainingArguments: fsdpConfig.transformerLayerClsToWrap must be a non-empty list of Module classes or class names, e.g. [BertLayer] or [\"BertLayer\"]");
+    }
+    if (minNumParams !== undefined && classes !== undefined) throw new Error("TrainingArguments: fsdpConfig takes minNumParams or transformerLayerClsToWrap, not both (one wrap policy)");
     if (this.loadBestModelAtEnd) {
       // The best model is a saved checkpoint, so a save must follow every evaluation (HF's rule).
       if (this.evalStrategy === "no") throw new Error("TrainingArguments: loadBestModelAtEnd needs an evalStrategy other than \"no\"");
@@ -164,7 +204,10 @@ export class TrainingArguments {
 
   /** The arguments as a plain object (saved as the run's config). */
   toJSON(): Record<string, unknown> {
-    return Object.fromEntries(KEYS.map((k) => [k, (this as unknown as Record<string, unknown>)[k]]));
+    const out: Record<string, unknown> = Object.fromEntries(KEYS.map((k) => [k, (this as unknown as Record<string, unknown>)[k]]));
+    const classes = this.fsdpConfig.transformerLayerClsToWrap;
+    if (classes) out.fsdpConfig = { ...this.fsdpConfig, transformerLayerClsToWrap: classes.map((c) => (typeof c === "string" ? c : c.name)) };
+    return out;
   }
 }
 

@@ -117,7 +117,12 @@ test("an unknown or snake_case argument is an error naming the closest known one
   assert.throws(() => new TrainingArguments({ outputDir: "o", evalStrategey: "epoch" } as never), /did you mean evalStrategy\?/);
   assert.throws(() => new TrainingArguments({ outputDir: "o", evalStrategy: "often" as never }), /evalStrategy must be one of "no", "steps", "epoch", got "often"/);
   assert.throws(() => new TrainingArguments({ outputDir: "o", loadBestModelAtEnd: true, evalStrategy: "epoch", saveStrategy: "steps" }), /saveStrategy to match evalStrategy/);
+  assert.throws(() => new TrainingArguments({ outputDir: "o", fsdp: "zero3" as never }), /fsdp must be one of "full_shard", "shard_grad_op", "no_shard", "hybrid_shard", got "zero3"/);
+  assert.throws(() => new TrainingArguments({ outputDir: "o", fsdpConfig: { minNumParams: 10 } }), /fsdpConfig is given but fsdp is not/);
+  assert.throws(() => new TrainingArguments({ outputDir: "o", fsdp: "full_shard", fsdpConfig: { min_num_params: 10 } as never }), /unknown option "min_num_params"; did you mean minNumParams\?/);
+  assert.throws(() => new TrainingArguments({ outputDir: "o", bf16: "yes" as never }), /bf16 must be a boolean/);
   const defaults = new TrainingArguments({ outputDir: "o" });
+  assert.deepEqual([defaults.bf16, defaults.fsdp], [false, null]);
   assert.deepEqual(
     [defaults.perDeviceTrainBatchSize, defaults.gradientAccumulationSteps, defaults.learningRate, defaults.numTrainEpochs, defaults.maxSteps, defaults.lrSchedulerType, defaults.maxGradNorm, defaults.seed],
     [8, 1, 5e-5, 3, -1, "linear", 1, 42],
@@ -185,13 +190,15 @@ test("a run resumed from a mid-epoch checkpoint ends bit-identical to the uninte
     const ds = dataset(40);
     const args = baseArgs(dir, { perDeviceTrainBatchSize: 8, saveStrategy: "steps", saveSteps: 3 });
     const straight = new Trainer({ model: newModel(), args, trainDataset: ds });
-    await straight.train();
+    const straightOut = await straight.train();
     rt.manualSeed(5);
     const resumed = new Trainer({ model: new Classifier(), args, trainDataset: ds });
-    await resumed.train({ resumeFromCheckpoint: join(dir, "step_00000003") });
+    const resumedOut = await resumed.train({ resumeFromCheckpoint: join(dir, "step_00000003") });
     assert.equal(resumed.state.globalStep, 10);
     assert.deepEqual(weights(resumed.model), weights(straight.model));
     assert.deepEqual(stepLosses(resumed), stepLosses(straight));
+    // The losses of the steps before the checkpoint come back with it: the mean over all steps is the same number.
+    assert.equal(resumedOut.trainingLoss, straightOut.trainingLoss);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
