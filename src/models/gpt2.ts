@@ -269,11 +269,14 @@ export class GPT2LMHeadModel extends Module {
   }
 }
 
-/** Mean cross-entropy of logits[:, t] against labels[:, t + 1], skipping -100 (HF's ForCausalLMLoss). */
+/**
+ * Mean cross-entropy of logits[:, t] against labels[:, t + 1], skipping -100 (HF's ForCausalLMLoss).
+ * As there, the labels are shifted (the last position gets -100) rather than the logits, so the
+ * [N·L, vocab] logits go to the loss as a view, never copied.
+ */
 export function causalLmLoss(logits: Tensor, labels: Tensor): Tensor {
   const [n, l, vocab] = logits.shape;
   if (l < 2) return mul(full([], Number.NaN, { dtype: logits.dtype }), 1);
-  const shifted = reshape(narrow(logits, 1, 0, l - 1), [n * (l - 1), vocab]);
-  const targets = reshape(narrow(labels, 1, 1, l - 1), [n * (l - 1)]);
-  return crossEntropy(shifted, targets, { ignoreIndex: -100 });
+  const shifted = cat([narrow(labels, 1, 1, l - 1), full([n, 1], -100, { dtype: "int32" })], 1);
+  return crossEntropy(reshape(logits, [n * l, vocab]), reshape(shifted, [n * l]), { ignoreIndex: -100 });
 }
