@@ -112,7 +112,7 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
 }
 
 /** Every target is a class index in [0, C) or the ignore index. */
-function checkTargets(target: Tensor, classes: number, ignoreIndex: number): void {
+export function checkTargets(target: Tensor, classes: number, ignoreIndex: number): void {
   const c = contiguousData(target);
   const values = c.storage.data.subarray(c.offset, c.offset + target.numel);
   for (let i = 0; i < values.length; i++) {
