@@ -10,11 +10,14 @@ import { checkTargets, crossEntropy } from "./loss.js";
 import { matmul } from "./matmul.js";
 import { contiguousData, emptyTensor } from "./util.js";
 import { transpose } from "./view.js";
+import { checkOptions } from "../util/options.js";
 
 export interface LinearCrossEntropyOptions {
   ignoreIndex?: number;
   labelSmoothing?: number;
   reduction?: FusedReduction;
+  /** Rows of the logits' gradient made at a time in backward (default: 32 MB of them). */
+  blockRows?: number;
 }
 
 /** Elements of the gradient block backward makes at a time: 32 MB of float32. */
@@ -29,6 +32,7 @@ const CHUNK_ELEMENTS = 1 << 23;
  * largest tensor of a training step. Other dtypes (bfloat16 weights) take linear + crossEntropy.
  */
 export function linearCrossEntropy(h: Tensor, weight: Tensor, target: Tensor, options: LinearCrossEntropyOptions = {}): { logits: Tensor; loss: Tensor } {
+  checkOptions("linearCrossEntropy", options, ["ignoreIndex", "labelSmoothing", "reduction", "blockRows"]);
   const ignoreIndex = options.ignoreIndex ?? -100;
   const smoothing = options.labelSmoothing ?? 0;
   const reduction = options.reduction ?? "mean";
@@ -37,6 +41,9 @@ export function linearCrossEntropy(h: Tensor, weight: Tensor, target: Tensor, op
     h.ndim === 2 && weight.ndim === 2 && target.ndim === 1 && target.dtype === "int32" && target.shape[0] === h.shape[0] &&
     h.dtype === weight.dtype && (h.dtype === "float32" || h.dtype === "float64") && logits.dtype === h.dtype;
   if (!fused) return { logits, loss: crossEntropy(logits, target, { ignoreIndex, labelSmoothing: smoothing, reduction }) };
+  if (options.blockRows !== undefined && !(Number.isInteger(options.blockRows) && options.blockRows > 0)) {
+    throw new RangeError(`linearCrossEntropy: blockRows must be a positive integer, got ${options.blockRows}`);
+  }
   if (!(smoothing >= 0 && smoothing <= 1)) throw new RangeError(`linearCrossEntropy: labelSmoothing must be in [0, 1], got ${smoothing}`);
   const n = h.shape[0];
   const v = weight.shape[0];
@@ -53,7 +60,7 @@ export function linearCrossEntropy(h: Tensor, weight: Tensor, target: Tensor, op
         const gl = crossEntropyGradComposed(ce, linear(h, weight), g);
         return [h.requiresGrad ? matmul(gl, weight) : null, weight.requiresGrad ? matmul(transpose(gl, 0, 1), h) : null];
       }
-      return blockedBackward(ce, rowScale(ce, g), contiguousData(h), contiguousData(weight), h.requiresGrad, weight.requiresGrad, lowp);
+      return blockedBackward(ce, rowScale(ce, g), contiguousData(h), contiguousData(weight), h.requiresGrad, weight.requiresGrad, lowp, options.blockRows);
     },
     [h, weight, logits],
   );
@@ -61,14 +68,23 @@ export function linearCrossEntropy(h: Tensor, weight: Tensor, target: Tensor, op
 }
 
 /** dh = G·W and dW = Gᵀ·h for G = the logits' gradient, made a block of rows at a time. */
-function blockedBackward(ce: ReturnType<typeof crossEntropyRows>, scale: Tensor, h: Tensor, w: Tensor, wantH: boolean, wantW: boolean, lowp: boolean): [Tensor | null, Tensor | null] {
+function blockedBackward(
+  ce: ReturnType<typeof crossEntropyRows>,
+  scale: Tensor,
+  h: Tensor,
+  w: Tensor,
+  wantH: boolean,
+  wantW: boolean,
+  lowp: boolean,
+  blockRows: number | undefined,
+): [Tensor | null, Tensor | null] {
   const { rows: n, cols: v } = ce;
   const d = h.shape[1];
   const backend = getBackend();
   const gemm = (args: MatmulArgs) => (lowp ? backend.matmulBf16(args) : backend.matmul(args));
   const dh = wantH ? emptyTensor(h.dtype, [n, d]) : null;
   const dw = wantW ? emptyTensor(w.dtype, [v, d]) : null;
-  const chunk = Math.max(1, Math.min(n, Math.floor(CHUNK_ELEMENTS / Math.max(1, v))));
+  const chunk = Math.max(1, Math.min(n, blockRows ?? Math.floor(CHUNK_ELEMENTS / Math.max(1, v))));
   const block = emptyTensor(ce.x.dtype, [chunk, v]);
   const g = block.storage.data;
   let wroteW = false;
