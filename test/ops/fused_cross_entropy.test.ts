@@ -35,7 +35,7 @@ for (const backend of backends) {
             const up = reduction === "none" ? rt.randn([9]) : rt.tensor(1.5);
             const [gf] = grad([fused], [x], [up]);
             const [gc] = grad([composed], [x], [up]);
-            assertClose(gf, gc, 1e-6, 1e-5, "grad");
+            assertClose(gf!, gc, 1e-6, 1e-5, "grad");
           }));
       }
     }
@@ -57,8 +57,8 @@ for (const backend of backends) {
           assertClose(loss, ref, 1e-5, 1e-5, "loss");
           const got = grad([loss], [h, w]);
           const want = grad([ref], [h, w]);
-          assertClose(got[0], want[0], 1e-5, 1e-4, `dh (blockRows ${blockRows})`);
-          assertClose(got[1], want[1], 1e-5, 1e-4, `dW (blockRows ${blockRows})`);
+          assertClose(got[0]!, want[0], 1e-5, 1e-4, `dh (blockRows ${blockRows})`);
+          assertClose(got[1]!, want[1], 1e-5, 1e-4, `dW (blockRows ${blockRows})`);
         }
       }));
   });
@@ -85,7 +85,7 @@ describe("fused cross-entropy gradients (float64, reference)", () => {
       const t = int([5, 0, -100, 2]);
       const second = (loss: (a: rt.Tensor, b: rt.Tensor) => rt.Tensor) => {
         const [dh] = grad([loss(h, w)], [h], null, { createGraph: true });
-        return grad([rt.sum(rt.mul(dh, dh))], [w])[0];
+        return grad([rt.sum(rt.mul(dh!, dh!))], [w])[0]!;
       };
       const fused = second((a, b) => linearCrossEntropy(a, b, t).loss);
       const composed = second((a, b) => crossEntropy(rt.nn.functional.linear(a, b), t, { weight: rt.ones([6], { dtype: "float64" }) }));
