@@ -7,6 +7,7 @@
 #include "binary.inl"
 #include "reduce.inl"
 #include "norm.inl"
+#include "loss.inl"
 #include "optim.inl"
 #include "gemm.inl"
 
@@ -19,6 +20,6 @@ constexpr TypedKernels<typename S::T> MakeKernels() {
       &compare<S>,      &reduce<T>,      &softmax<S>,
       &softmax_backward<S>, &layer_norm<S>, &layer_norm_backward_x<S>,
       &layer_norm_backward_w<S>, &adam<S>, &sgd<S>,
-      &sum_squares<T>,
+      &sum_squares<T>,  &cross_entropy<S>, &cross_entropy_backward<S>,
   };
 }

@@ -71,6 +71,11 @@ struct TypedKernels {
   void (*adam)(const AdamParams& p, T* param, const T* grad, T* m, T* v, T* max_v, int64_t n);
   void (*sgd)(const SgdParams& p, T* param, const T* grad, T* buf, int64_t n);
   double (*sum_squares)(const T* x, int64_t n);
+  // Fused cross-entropy over contiguous [rows, cols] logits (loss.inl).
+  void (*cross_entropy)(const T* x, int64_t rows, int64_t cols, const int32_t* target, int32_t ignore, T smoothing,
+                        T* loss, T* stats);
+  void (*cross_entropy_backward)(const T* x, int64_t rows, int64_t cols, const int32_t* target, int32_t ignore,
+                                 T smoothing, const T* stats, const T* scale, T* out);
 };
 
 struct KernelTable {

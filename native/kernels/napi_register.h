@@ -16,5 +16,6 @@ void RegisterExtra(napi_env env, napi_value exports);
 void RegisterBf16(napi_env env, napi_value exports);
 void RegisterConv(napi_env env, napi_value exports);
 void RegisterAttention(napi_env env, napi_value exports);
+void RegisterLoss(napi_env env, napi_value exports);
 
 }  // namespace rt

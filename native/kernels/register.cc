@@ -10,4 +10,5 @@ void RegisterKernels(Napi::Env env, Napi::Object exports) {
   rt::RegisterBf16(env, exports);
   rt::RegisterConv(env, exports);
   rt::RegisterAttention(env, exports);
+  rt::RegisterLoss(env, exports);
 }

@@ -94,6 +94,23 @@ double SumSquares(const T* x, int64_t n) {
   return K<T>().sum_squares(x, n);
 }
 
+template <class T>
+void CrossEntropy(const T* x, int64_t rows, int64_t cols, const int32_t* target, int32_t ignore, T smoothing, T* loss,
+                  T* stats) {
+  ParallelRange(rows, double(cols) * 6, [&](int64_t r0, int64_t r1) {
+    K<T>().cross_entropy(x + r0 * cols, r1 - r0, cols, target + r0, ignore, smoothing, loss + r0, stats + 2 * r0);
+  });
+}
+
+template <class T>
+void CrossEntropyBackward(const T* x, int64_t rows, int64_t cols, const int32_t* target, int32_t ignore, T smoothing,
+                          const T* stats, const T* scale, T* out) {
+  ParallelRange(rows, double(cols) * 4, [&](int64_t r0, int64_t r1) {
+    K<T>().cross_entropy_backward(x + r0 * cols, r1 - r0, cols, target + r0, ignore, smoothing, stats + 2 * r0,
+                                  scale + r0, out + r0 * cols);
+  });
+}
+
 #define RT_INSTANTIATE(T)                                                                                      \
   template void Unary<T>(int, const T*, T*, int64_t, T, T);                                                    \
   template void UnaryGrad<T>(int, const T*, const T*, T*, int64_t, T, T);                                      \
@@ -105,7 +122,9 @@ double SumSquares(const T* x, int64_t n) {
                                      T*);                                                                      \
   template void Adam<T>(const AdamParams&, T*, const T*, T*, T*, T*, int64_t);                                 \
   template void Sgd<T>(const SgdParams&, T*, const T*, T*, int64_t);                                           \
-  template double SumSquares<T>(const T*, int64_t);
+  template double SumSquares<T>(const T*, int64_t);                                                            \
+  template void CrossEntropy<T>(const T*, int64_t, int64_t, const int32_t*, int32_t, T, T*, T*);                 \
+  template void CrossEntropyBackward<T>(const T*, int64_t, int64_t, const int32_t*, int32_t, T, const T*, const T*, T*);
 RT_INSTANTIATE(float)
 RT_INSTANTIATE(double)
 #undef RT_INSTANTIATE

@@ -29,5 +29,11 @@ template <class T>
 void Sgd(const SgdParams& p, T* param, const T* grad, T* buf, int64_t n);
 template <class T>
 double SumSquares(const T* x, int64_t n);
+template <class T>
+void CrossEntropy(const T* x, int64_t rows, int64_t cols, const int32_t* target, int32_t ignore, T smoothing, T* loss,
+                  T* stats);
+template <class T>
+void CrossEntropyBackward(const T* x, int64_t rows, int64_t cols, const int32_t* target, int32_t ignore, T smoothing,
+                          const T* stats, const T* scale, T* out);
 
 }  // namespace rt

@@ -300,6 +300,32 @@ export interface Backend {
   softmaxBackward(grad: TypedArray, y: TypedArray, rows: number, cols: number, log: boolean, out: TypedArray): void;
 
   /**
+   * Fused cross-entropy of each row r of contiguous logits x [rows, cols] against the int32 class
+   * target[targetOffset + r] (a row whose target is ignoreIndex, or outside [0, cols), gets loss 0):
+   * loss[r] = (1 − ε)·(−logp_t) + (ε / cols)·(−Σ_j logp_j), logp = log_softmax(x[r]), ε = smoothing.
+   * stats[2r] and stats[2r + 1] receive the row's max and log Σ exp(x − max) for the backward.
+   */
+  crossEntropy(x: TypedArray, xOffset: number, rows: number, cols: number, target: Int32Array, targetOffset: number, ignoreIndex: number, smoothing: number, loss: TypedArray, stats: TypedArray): void;
+
+  /**
+   * The logits' gradient from crossEntropy's stats: out[r, j] = scale[r]·(softmax(x[r])_j − ε/cols
+   * − (1 − ε)·[j = target_r]), without the target term on an ignored row. out is [rows, cols].
+   */
+  crossEntropyBackward(
+    x: TypedArray,
+    xOffset: number,
+    rows: number,
+    cols: number,
+    target: Int32Array,
+    targetOffset: number,
+    ignoreIndex: number,
+    smoothing: number,
+    stats: TypedArray,
+    scale: TypedArray,
+    out: TypedArray,
+  ): void;
+
+  /**
    * Layer norm over the last `cols` elements of each row: out = (x-mean)*rstd*w + b. Writes the
    * per-row mean and rstd (1/sqrt(var+eps), biased variance) for the backward.
    */

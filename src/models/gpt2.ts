@@ -4,6 +4,7 @@ import { add, mul } from "../ops/elementwise.js";
 import { cat } from "../ops/join.js";
 import { linear } from "../ops/linear.js";
 import { crossEntropy } from "../ops/loss.js";
+import { linearCrossEntropy } from "../ops/linear_cross_entropy.js";
 import { narrow, permute, reshape } from "../ops/view.js";
 import { Dropout } from "../nn/dropout.js";
 import { Embedding } from "../nn/embedding.js";
@@ -247,15 +248,19 @@ export class GPT2LMHeadModel extends Module {
     checkOptions("GPT2LMHeadModel.forward", options, [...FORWARD_OPTIONS, "labels"]);
     const { labels, ...rest } = options;
     const { lastHiddenState, pastKeyValues } = this.transformer.call(inputIds, rest);
-    const logits = linear(lastHiddenState, this.transformer.wte.weight);
-    let loss: Tensor | null = null;
-    if (labels) {
-      if (labels.ndim !== 2 || labels.shape[0] !== inputIds.shape[0] || labels.shape[1] !== inputIds.shape[1]) {
-        throw new RangeError(`GPT2LMHeadModel: labels must have inputIds' shape ${formatShape(inputIds.shape)}, got ${formatShape(labels.shape)}`);
-      }
-      loss = causalLmLoss(logits, labels);
+    const weight = this.transformer.wte.weight;
+    if (!labels) return { logits: linear(lastHiddenState, weight), loss: null, pastKeyValues };
+    if (labels.ndim !== 2 || labels.shape[0] !== inputIds.shape[0] || labels.shape[1] !== inputIds.shape[1]) {
+      throw new RangeError(`GPT2LMHeadModel: labels must have inputIds' shape ${formatShape(inputIds.shape)}, got ${formatShape(labels.shape)}`);
     }
-    return { logits, loss, pastKeyValues };
+    const [n, l, e] = lastHiddenState.shape;
+    if (l < 2) {
+      const logits = linear(lastHiddenState, weight);
+      return { logits, loss: causalLmLoss(logits, labels), pastKeyValues };
+    }
+    // The head and its loss in one op, whose backward never makes the [N·L, vocab] logits gradient.
+    const head = linearCrossEntropy(reshape(lastHiddenState, [n * l, e]), weight, shiftedLabels(labels));
+    return { logits: reshape(head.logits, [n, l, weight.shape[0]]), loss: head.loss, pastKeyValues };
   }
 
   static fromPretrained(dir: string, options: GPT2Options = {}): GPT2LMHeadModel {
@@ -269,11 +274,19 @@ export class GPT2LMHeadModel extends Module {
   }
 }
 
-/** Mean cross-entropy of logits[:, t] against labels[:, t + 1], skipping -100 (HF's ForCausalLMLoss). */
+/** labels[:, t + 1] for each position t, -100 (no loss) at the last one: HF's shift, applied to the labels. */
+function shiftedLabels(labels: Tensor): Tensor {
+  const [n, l] = labels.shape;
+  return reshape(cat([narrow(labels, 1, 1, l - 1), full([n, 1], -100, { dtype: "int32" })], 1), [n * l]);
+}
+
+/**
+ * Mean cross-entropy of logits[:, t] against labels[:, t + 1], skipping -100 (HF's ForCausalLMLoss).
+ * As there, the labels are shifted rather than the logits, so the [N·L, vocab] logits go to the
+ * loss as a view, never copied.
+ */
 export function causalLmLoss(logits: Tensor, labels: Tensor): Tensor {
   const [n, l, vocab] = logits.shape;
   if (l < 2) return mul(full([], Number.NaN, { dtype: logits.dtype }), 1);
-  const shifted = reshape(narrow(logits, 1, 0, l - 1), [n * (l - 1), vocab]);
-  const targets = reshape(narrow(labels, 1, 1, l - 1), [n * (l - 1)]);
-  return crossEntropy(shifted, targets, { ignoreIndex: -100 });
+  return crossEntropy(reshape(logits, [n * l, vocab]), shiftedLabels(labels), { ignoreIndex: -100 });
 }

@@ -3,6 +3,7 @@ import { broadcastShapes, formatShape, shapesEqual } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
 import { add, div, mul, ne, neg, sub, where } from "./elementwise.js";
+import { fusedCrossEntropy } from "./cross_entropy_fused.js";
 import { gather } from "./gather.js";
 import { indexSelect } from "./indexing.js";
 import { mean, sum } from "./reduction.js";
@@ -59,8 +60,6 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
   }
   // The weight broadcast against the class dim of the input.
   const classWeight = weight ? reshape(weight, input.shape.map((s, i) => (i === classDim ? s : 1))) : null;
-  const logp = logSoftmax(input, classDim);
-
   if (target.dtype === "float32" || target.dtype === "float64" || target.dtype === "bfloat16") {
     const indexShape = input.shape.filter((_, i) => i !== classDim);
     if (!shapesEqual(target.shape, input.shape) && shapesEqual(target.shape, indexShape)) {
@@ -76,6 +75,7 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
     if (!shapesEqual(target.shape, input.shape)) {
       throw new RangeError(`crossEntropy: class-probability targets must have the input's shape ${formatShape(input.shape)}, got ${formatShape(target.shape)}`);
     }
+    const logp = logSoftmax(input, classDim);
     let probs = to(target, input.dtype);
     if (smoothing > 0) probs = add(mul(probs, 1 - smoothing), smoothing / classes);
     const weighted = classWeight ? mul(probs, classWeight) : probs;
@@ -92,6 +92,10 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
   }
   const ignoreIndex = options.ignoreIndex ?? -100;
   checkTargets(target, classes, ignoreIndex);
+  if (!weight && input.ndim <= 2 && (input.dtype === "float32" || input.dtype === "float64")) {
+    return fusedCrossEntropy(input, target, ignoreIndex, smoothing, reduction);
+  }
+  const logp = logSoftmax(input, classDim);
   const valid = ne(target, ignoreIndex);
   const safeTarget = where(valid, target, 0);
   const picked = squeeze(gather(logp, classDim, unsqueeze(safeTarget, classDim)), classDim);
@@ -108,7 +112,7 @@ export function crossEntropy(input: Tensor, target: Tensor, options: CrossEntrop
 }
 
 /** Every target is a class index in [0, C) or the ignore index. */
-function checkTargets(target: Tensor, classes: number, ignoreIndex: number): void {
+export function checkTargets(target: Tensor, classes: number, ignoreIndex: number): void {
   const c = contiguousData(target);
   const values = c.storage.data.subarray(c.offset, c.offset + target.numel);
   for (let i = 0; i < values.length; i++) {

@@ -7,7 +7,7 @@ import { extraMethods, type NativeExtraKernels } from "./extra.js";
 import { encodeFill } from "./fill.js";
 import { applyIsaFromEnv } from "./isa.js";
 import { packLayout } from "./layout.js";
-import type { NativeAddon, NativeKernels } from "./native.js";
+import type { FloatArray, NativeAddon, NativeKernels } from "./native.js";
 import { BINARY, REDUCE, UNARY, UNARY_GRAD } from "./opcodes.js";
 import { defaultNumThreads, parseThreadCount } from "./threads.js";
 import { installArena, setFreshMemoryReporter } from "../../tensor/storage.js";
@@ -189,6 +189,29 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       if (!isFloatArray(grad) || !isFloatArray(y) || !isFloatArray(out)) return referenceBackend.softmaxBackward(grad, y, rows, cols, log, out);
       sameType("softmaxBackward", grad, y, out);
       native.softmaxBackward(grad, y, rows, cols, log, out);
+    },
+
+    crossEntropy(x, xOffset, rows, cols, target, targetOffset, ignoreIndex, smoothing, loss, stats): void {
+      checkRun("crossEntropy", "x", x, xOffset, rows * cols);
+      checkRun("crossEntropy", "target", target, targetOffset, rows);
+      checkRun("crossEntropy", "loss", loss, 0, rows);
+      checkRun("crossEntropy", "stats", stats, 0, 2 * rows);
+      if (rows === 0) return;
+      if (cols === 0 || !isFloatArray(x)) return referenceBackend.crossEntropy(x, xOffset, rows, cols, target, targetOffset, ignoreIndex, smoothing, loss, stats);
+      sameType("crossEntropy", x, loss, stats);
+      native.crossEntropy(x, xOffset, rows, cols, target, targetOffset, ignoreIndex, smoothing, loss as FloatArray, stats as FloatArray);
+    },
+
+    crossEntropyBackward(x, xOffset, rows, cols, target, targetOffset, ignoreIndex, smoothing, stats, scale, out): void {
+      checkRun("crossEntropyBackward", "x", x, xOffset, rows * cols);
+      checkRun("crossEntropyBackward", "target", target, targetOffset, rows);
+      checkRun("crossEntropyBackward", "stats", stats, 0, 2 * rows);
+      checkRun("crossEntropyBackward", "scale", scale, 0, rows);
+      checkRun("crossEntropyBackward", "out", out, 0, rows * cols);
+      if (rows * cols === 0) return;
+      if (!isFloatArray(x)) return referenceBackend.crossEntropyBackward(x, xOffset, rows, cols, target, targetOffset, ignoreIndex, smoothing, stats, scale, out);
+      sameType("crossEntropyBackward", x, stats, scale, out);
+      native.crossEntropyBackward(x, xOffset, rows, cols, target, targetOffset, ignoreIndex, smoothing, stats as FloatArray, scale as FloatArray, out as FloatArray);
     },
 
     layerNorm(x, rows, cols, weight, bias, eps, out, mean, rstd): void {

@@ -40,6 +40,20 @@ export interface NativeKernels extends NativeArena {
   sumSquares(x: FloatArray, xOffset: number, n: number): number;
   softmax(x: FloatArray, xOffset: number, rows: number, cols: number, log: boolean, out: FloatArray): void;
   softmaxBackward(grad: FloatArray, y: FloatArray, rows: number, cols: number, log: boolean, out: FloatArray): void;
+  crossEntropy(x: FloatArray, xOffset: number, rows: number, cols: number, target: Int32Array, targetOffset: number, ignoreIndex: number, smoothing: number, loss: FloatArray, stats: FloatArray): void;
+  crossEntropyBackward(
+    x: FloatArray,
+    xOffset: number,
+    rows: number,
+    cols: number,
+    target: Int32Array,
+    targetOffset: number,
+    ignoreIndex: number,
+    smoothing: number,
+    stats: FloatArray,
+    scale: FloatArray,
+    out: FloatArray,
+  ): void;
   layerNorm(x: FloatArray, rows: number, cols: number, weight: FloatArray | null, bias: FloatArray | null, eps: number, out: FloatArray, mean: FloatArray, rstd: FloatArray): void;
   layerNormBackward(
     grad: FloatArray,

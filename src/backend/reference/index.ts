@@ -6,6 +6,7 @@ import { atan2, cumulative, scatterReduce, sort, unaryMath } from "./extra.js";
 import { gather, indexAdd, indexSelect, scatterAdd, triangle } from "./indexing.js";
 import { matmul } from "./matmul.js";
 import { matmulBf16 } from "./matmul_bf16.js";
+import { crossEntropy, crossEntropyBackward } from "./loss.js";
 import { layerNorm, layerNormBackward } from "./norm.js";
 import { adamStep, sgdStep } from "./optim.js";
 import { reduce, sumSquares } from "./reduce.js";
@@ -30,6 +31,8 @@ export const referenceBackend: Backend = {
   matmulBf16,
   softmax,
   softmaxBackward,
+  crossEntropy,
+  crossEntropyBackward,
   layerNorm,
   layerNormBackward,
   indexSelect,
