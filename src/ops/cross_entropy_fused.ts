@@ -3,7 +3,7 @@ import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { tensor } from "./creation.js";
-import { div, mul, sub } from "./elementwise.js";
+import { mul, sub } from "./elementwise.js";
 import { softmax } from "./softmax.js";
 import { contiguousData, emptyTensor } from "./util.js";
 import { reshape } from "./view.js";
@@ -97,11 +97,12 @@ export function crossEntropyGradComposed(ce: CrossEntropyRows, logits: Tensor, g
   const maskValues = new Float64Array(rows);
   for (let r = 0; r < rows; r++) {
     dist.fill(smoothing / cols, r * cols, (r + 1) * cols);
-    if (ce.valid[r]) (dist[r * cols + targets[ce.t.offset + r]] += 1 - smoothing), (maskValues[r] = 1);
+    // mean's 1/count folds into the mask, so ignored rows get 0 even when every row is (0/0 would be NaN).
+    if (ce.valid[r]) (dist[r * cols + targets[ce.t.offset + r]] += 1 - smoothing), (maskValues[r] = ce.reduction === "mean" ? 1 / ce.count : 1);
   }
   const dtype = ce.x.dtype;
   const mask = tensor(maskValues, { dtype, shape: [rows, 1] });
-  const share = ce.reduction === "none" ? mul(reshape(g, [rows, 1]), mask) : ce.reduction === "sum" ? mul(g, mask) : div(mul(g, mask), ce.count);
+  const share = ce.reduction === "none" ? mul(reshape(g, [rows, 1]), mask) : mul(g, mask);
   return mul(sub(softmax(logits, 1), tensor(dist, { dtype, shape: [rows, cols] })), share);
 }
 
