@@ -27,7 +27,7 @@ import { MAX_TCP_STREAMS } from "./native.js";
  * | RINGTORCH_DISTRIBUTED_DEBUG | OFF | `DETAIL` checks that all ranks call the same collective with the same shapes |
  * | RINGTORCH_TIMEOUT_MS | 1800000 | default timeout of init and of every collective |
  * | RINGTORCH_SOCKET_ADDR | the address that reaches the store | the one address TCP transports listen on |
- * | RINGTORCH_TCP_STREAMS | 4 | TCP connections per pair of ranks (1..8), each driven by its own thread for large messages; all ranks must agree |
+ * | RINGTORCH_TCP_STREAMS | 1 | TCP connections per pair of ranks (1..8), each driven by its own thread for large messages; all ranks must agree. 1 by default: on 2 cores, 4 streams measured slower at 16–64 MB (bench/allreduce.ts) |
  * | RINGTORCH_TCP_STRIPE_KB | 1024 | TCP messages this large are cut into one part per stream (0: all but the smallest, for tests) |
  * | RINGTORCH_SHM_SLOT_KB, RINGTORCH_SHM_SLOTS | 256, 8 | shared-memory ring: slot size and count per pair |
  * | RINGTORCH_SPIN_US | 50 | how long a waiting rank spins before it yields, then sleeps |
@@ -63,7 +63,7 @@ export function readCommEnv(env: NodeJS.ProcessEnv = process.env): CommEnv {
     debugDetail: debug === "DETAIL",
     timeoutMs: env.RINGTORCH_TIMEOUT_MS ? intIn(env, "RINGTORCH_TIMEOUT_MS", 0, 1, 2 ** 31 - 1) : undefined,
     socketAddr: env.RINGTORCH_SOCKET_ADDR || undefined,
-    tcpStreams: intIn(env, "RINGTORCH_TCP_STREAMS", 4, 1, MAX_TCP_STREAMS),
+    tcpStreams: intIn(env, "RINGTORCH_TCP_STREAMS", 1, 1, MAX_TCP_STREAMS),
     stripeBytes: intIn(env, "RINGTORCH_TCP_STRIPE_KB", 1024, 0, 2 ** 30) * 1024,
     // 64 bytes over a power of two, so that a power-of-two message and its 16-byte header fill
     // whole slots (512 KiB takes 2 slots, not 3).

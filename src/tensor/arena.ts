@@ -88,8 +88,14 @@ const FULL_EVERY_MAX = 1024;
  * again (a steady churn of page faults); over eight, sizes a loop stopped using still drain away.
  */
 const DECAY_EVERY = 8;
-/** Free bytes kept for reuse; blocks returned beyond it go back to the operating system. */
-const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 256) * MiB;
+/**
+ * Free bytes kept for reuse; blocks returned beyond it go back to the operating system. 1 GiB: a
+ * language model's [tokens, vocabulary] logits (235 MB for GPT-2) must survive the step's other
+ * large blocks coming back, or every step pays their first touch again (about 1 s of CPU per
+ * 206 MB on these VMs; GPT-2 training 311 → 576 tokens/s with peak RSS still below PyTorch's).
+ * Only blocks a job actually used are ever kept, and sizes it stops using drain away (arenaDecay).
+ */
+const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 1024) * MiB;
 
 const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_HIGH = 7, S_HELD_HIGH = 8;
 

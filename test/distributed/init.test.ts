@@ -31,7 +31,7 @@ describe("rendezvous settings", () => {
     assert.throws(() => resolveRendezvous({ initMethod: "file:///tmp/x" }, {}), /not supported/);
     assert.throws(() => resolveRendezvous({}, { MASTER_ADDR: "h", MASTER_PORT: "1", RANK: "x", WORLD_SIZE: "2" }), /RANK must be an integer, got "x"/);
     assert.throws(() => readCommEnv({ RINGTORCH_TCP_STREAMS: "9" }), /RINGTORCH_TCP_STREAMS must be an integer in 1\.\.8, got "9"/);
-    assert.equal(readCommEnv({}).tcpStreams, 4);
+    assert.equal(readCommEnv({}).tcpStreams, 1);
     assert.equal(readCommEnv({ RINGTORCH_TCP_STRIPE_KB: "0" }).stripeBytes, 0);
   });
 });
