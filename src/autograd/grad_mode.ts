@@ -1,4 +1,5 @@
 import { inferenceState } from "../tensor/storage.js";
+import { runThenRestore } from "../util/scoped.js";
 /** Whether ops record the graph. Off inside noGrad() and while backward runs (unless createGraph). */
 let enabled = true;
 
@@ -38,16 +39,7 @@ export function inferenceMode<T>(modeOrFn: boolean | (() => T), maybeFn?: () => 
   const previous = inference;
   inference = inferenceState.active = true;
   const restore = () => (inference = inferenceState.active = previous);
-  let result: T;
-  try {
-    result = withGradMode(false, fn);
-  } catch (err) {
-    restore();
-    throw err;
-  }
-  if (result instanceof Promise) return result.finally(restore) as T;
-  restore();
-  return result;
+  return runThenRestore(() => withGradMode(false, fn), restore);
 }
 
 export function isInferenceModeEnabled(): boolean {
@@ -61,18 +53,7 @@ export function enableGrad<T>(fn: () => T): T {
 function withGradMode<T>(value: boolean, fn: () => T): T {
   const previous = enabled;
   enabled = value;
-  let result: T;
-  try {
-    result = fn();
-  } catch (err) {
+  return runThenRestore(fn, () => {
     enabled = previous;
-    throw err;
-  }
-  if (result instanceof Promise) {
-    return result.finally(() => {
-      enabled = previous;
-    }) as T;
-  }
-  enabled = previous;
-  return result;
+  });
 }

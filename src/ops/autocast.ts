@@ -2,6 +2,7 @@ import { checkArity, checkOptions } from "../util/options.js";
 import type { DType } from "../tensor/dtype.js";
 import { to } from "./creation.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { runThenRestore } from "../util/scoped.js";
 
 export interface AutocastOptions {
   /** false runs fn with autocast off (nested inside an enabled region, it turns it off there). Default true. */
@@ -41,16 +42,7 @@ export function autocast<T>(dtype: DType | "float16", optionsOrFn: AutocastOptio
   const previous = active;
   active = enabled;
   const restore = () => (active = previous);
-  let result: T;
-  try {
-    result = fn();
-  } catch (err) {
-    restore();
-    throw err;
-  }
-  if (result instanceof Promise) return result.finally(restore) as T;
-  restore();
-  return result;
+  return runThenRestore(fn, restore);
 }
 
 /** torch.is_autocast_enabled: whether the calling code runs inside an enabled autocast region. */

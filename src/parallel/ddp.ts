@@ -7,6 +7,7 @@ import { broadcastCoalesced } from "./broadcast_coalesced.js";
 import { overlapPays } from "./overlap_policy.js";
 import { Reducer, type CommHook, type LaunchRecord } from "./reducer.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { runThenRestore } from "../util/scoped.js";
 
 export interface DistributedDataParallelOptions {
   /** Bucket size cap in MiB (the first bucket is capped at 1 MiB). Default 25. */
@@ -96,16 +97,7 @@ export class DistributedDataParallel<M extends Module = Module> extends Module {
     const restore = () => {
       this.syncDisabledDepth--;
     };
-    let result: T;
-    try {
-      result = fn();
-    } catch (err) {
-      restore();
-      throw err;
-    }
-    if (result instanceof Promise) return result.finally(restore) as T;
-    restore();
-    return result;
+    return runThenRestore(fn, restore);
   }
 
   /**

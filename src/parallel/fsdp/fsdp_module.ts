@@ -10,6 +10,7 @@ import { hybridGroups } from "./mesh.js";
 import type { MixedPrecisionPolicy } from "./mixed_precision.js";
 import { collectiveCounts, setRequiresGradientSync } from "./tree.js";
 import { applyWrapPolicy, type AutoWrapPolicy } from "./wrap_policy.js";
+import { runThenRestore } from "../../util/scoped.js";
 
 /** FSDP1's sharding strategies, with the ZeRO stage each matches. */
 export const ShardingStrategy = {
@@ -112,16 +113,7 @@ export class FullyShardedDataParallel<M extends Module = Module> extends Module 
   noSync<T>(fn: () => T): T {
     setRequiresGradientSync(this.module, false);
     const restore = () => setRequiresGradientSync(this.module, true);
-    let result: T;
-    try {
-      result = fn();
-    } catch (err) {
-      restore();
-      throw err;
-    }
-    if (result instanceof Promise) return result.finally(restore) as T;
-    restore();
-    return result;
+    return runThenRestore(fn, restore);
   }
 
   /** The global gradient norm over every rank's shards, with one all-reduce; clips the shards. */
