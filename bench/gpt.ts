@@ -14,18 +14,33 @@ import { median, peerScript, printTable, setThreads, torchPeer, type Measured } 
 
 const [V, D, H, L, T, B] = [8192, 256, 4, 4, 128, 8];
 
-export class GPT extends nn.Module {
-  tok = new nn.Embedding(V, D);
-  pos = new nn.Embedding(T, D);
-  blocks = new nn.TransformerEncoder(new nn.TransformerEncoderLayer(D, H, { dimFeedforward: 4 * D, dropout: 0, activation: "gelu", batchFirst: true, normFirst: true }), L);
-  ln = new nn.LayerNorm(D);
-  head = new nn.Linear(D, V, { bias: false });
-  declare mask: Tensor;
-  private readonly positions = arange(T);
+/** The GPT's sizes: vocabulary, width, heads, layers, context (this bench's by default; bench/soak.ts uses a smaller one). */
+export interface GptShape {
+  vocab: number;
+  dim: number;
+  heads: number;
+  layers: number;
+  context: number;
+}
 
-  constructor() {
+export class GPT extends nn.Module {
+  tok: nn.Embedding;
+  pos: nn.Embedding;
+  blocks: nn.TransformerEncoder;
+  ln: nn.LayerNorm;
+  head: nn.Linear;
+  declare mask: Tensor;
+  private readonly positions: Tensor;
+
+  constructor({ vocab, dim, heads, layers, context }: GptShape = { vocab: V, dim: D, heads: H, layers: L, context: T }) {
     super();
-    this.registerBuffer("mask", nn.generateSquareSubsequentMask(T));
+    this.tok = new nn.Embedding(vocab, dim);
+    this.pos = new nn.Embedding(context, dim);
+    this.blocks = new nn.TransformerEncoder(new nn.TransformerEncoderLayer(dim, heads, { dimFeedforward: 4 * dim, dropout: 0, activation: "gelu", batchFirst: true, normFirst: true }), layers);
+    this.ln = new nn.LayerNorm(dim);
+    this.head = new nn.Linear(dim, vocab, { bias: false });
+    this.positions = arange(context);
+    this.registerBuffer("mask", nn.generateSquareSubsequentMask(context));
   }
 
   override forward(idx: Tensor): Tensor {

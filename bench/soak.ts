@@ -10,9 +10,10 @@
 // stay flat: from the second tenth (after warm-up) to the last, RSS and the tenth's held high-water
 // mark may grow by at most 10%. Exits 1 when either drifts past that bound, so that a run by hand
 // says plainly whether memory leaked.
-import { arange, crossEntropy, layerNorm, manualSeed, memoryPool, noGrad, randint, randn, type Tensor } from "../src/index.js";
+import { crossEntropy, layerNorm, manualSeed, memoryPool, noGrad, randint, randn } from "../src/index.js";
 import * as nn from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
+import { GPT } from "./gpt.js";
 import { setThreads } from "./mlp.js";
 import { printTable } from "./table.js";
 
@@ -25,31 +26,11 @@ setThreads(Number(option("--threads", "1")));
 
 const [V, D, H, L, T, B] = [4096, 128, 4, 2, 64, 4];
 
-class SmallGPT extends nn.Module {
-  tok = new nn.Embedding(V, D);
-  pos = new nn.Embedding(T, D);
-  blocks = new nn.TransformerEncoder(new nn.TransformerEncoderLayer(D, H, { dimFeedforward: 4 * D, dropout: 0, activation: "gelu", batchFirst: true, normFirst: true }), L);
-  ln = new nn.LayerNorm(D);
-  head = new nn.Linear(D, V, { bias: false });
-  declare mask: Tensor;
-  private readonly positions = arange(T);
-
-  constructor() {
-    super();
-    this.registerBuffer("mask", nn.generateSquareSubsequentMask(T));
-  }
-
-  override forward(idx: Tensor): Tensor {
-    const x = this.tok.call(idx).add(this.pos.call(this.positions));
-    return this.head.call(this.ln.call(this.blocks.call(x, { mask: this.mask })));
-  }
-}
-
 /** One training step of the chosen model; returns a number read back from it (a checksum). */
 function makeStep(): { describe: string; step: () => number } {
   manualSeed(0);
   if (MODEL === "gpt") {
-    const model = new SmallGPT();
+    const model = new GPT({ vocab: V, dim: D, heads: H, layers: L, context: T });
     const opt = new optim.AdamW(model.parameters(), { lr: 3e-4 });
     const idx = randint(0, V, [B, T]);
     const tgt = randint(0, V, [B, T]).reshape([-1]);
