@@ -26,7 +26,7 @@ if (!nodeInclude) {
 const addonApi = dirname(createRequire(import.meta.url).resolve("node-addon-api/package.json"));
 mkdirSync(join(root, "build", "Release"), { recursive: true });
 const out = join(root, "build", "Release", "ringtorch_mpi.node");
-const args = ["-O2", "-shared", "-fPIC", "-std=c++17", "-DNAPI_VERSION=8", "-DNAPI_DISABLE_CPP_EXCEPTIONS", `-I${nodeInclude}`, `-I${addonApi}`, join(root, "native/mpi/mpi_addon.cc"), "-o", out, "-ldl"];
+const args = ["-O2", "-shared", "-fPIC", "-std=c++17", "-DNAPI_VERSION=8", "-DNAPI_DISABLE_CPP_EXCEPTIONS", `-I${nodeInclude}`, `-I${addonApi}`, join(root, "native/mpi/mpi_addon.cc"), join(root, "native/mpi/mpi_thread.cc"), "-o", out, "-ldl", "-pthread"];
 const r = spawnSync(compiler, args, { stdio: "inherit" });
 if (r.status !== 0) {
   console.warn("ringtorch: the MPI addon failed to build; initProcessGroup({ backend: \"mpi\" }) will say so");

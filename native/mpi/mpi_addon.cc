@@ -1,174 +1,123 @@
 // The optional `mpi` backend's native half: a thin N-API layer over the system MPI library
 // (Debian's libopenmpi-dev), built apart from the main addon and only where mpicxx exists
-// (scripts/build-mpi.js). TypeScript (src/distributed/mpi/) decides everything; this calls MPI.
-// Collectives run on the main thread (MPI_THREAD_FUNNELED); nonblocking ones progress whenever
-// the process group tests them.
-#include <dlfcn.h>
-#include <mpi.h>
+// (scripts/build-mpi.js). TypeScript (src/distributed/mpi/) decides everything; this hands its
+// operations to the communication thread (mpi_thread.cc), which calls MPI.
 #include <napi.h>
 
+#include <atomic>
 #include <string>
-#include <vector>
+
+#include "mpi_thread.h"
 
 namespace {
 
-std::vector<MPI_Request> g_requests;
-std::vector<int> g_free;
+Napi::ThreadSafeFunction g_tsfn;
+std::atomic<bool> g_notifyQueued{false};
+int g_nextId = 1;
+bool g_started = false;
 
 Napi::Value Fail(Napi::Env env, const std::string& message) {
   Napi::Error::New(env, message).ThrowAsJavaScriptException();
   return env.Undefined();
 }
 
-std::string ErrorText(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(code, text, &len);
-  return std::string(text, size_t(len));
-}
-
-MPI_Datatype TypeOf(int dtype) {
-  switch (dtype) {
-    case 0: return MPI_FLOAT;
-    case 1: return MPI_DOUBLE;
-    case 2: return MPI_INT;
-    default: return MPI_UNSIGNED_CHAR;
-  }
-}
-
-MPI_Op OpOf(int op) {
-  switch (op) {
-    case 1: return MPI_PROD;
-    case 2: return MPI_MIN;
-    case 3: return MPI_MAX;
-    default: return MPI_SUM;
-  }
-}
-
-// (typed array, byte offset) -> the address there; ok says whether `bytes` fit. Read through
-// napi_get_typedarray_info, which (unlike Napi::ArrayBuffer) also serves SharedArrayBuffers.
-void* At(const Napi::Value& v, size_t offset, size_t bytes, bool& ok) {
+// (typed array or null, byte offset, bytes) -> the address there; ok says whether the bytes fit.
+// Read through napi_get_typedarray_info, which (unlike Napi::ArrayBuffer) also serves SharedArrayBuffers.
+uint8_t* At(const Napi::Value& v, double offset, double bytes, bool& ok) {
+  ok = true;
+  if (v.IsNull() || v.IsUndefined()) return nullptr;
   napi_typedarray_type type;
   size_t length, byte_offset;
   void* data = nullptr;
   napi_value buffer;
   ok = napi_get_typedarray_info(v.Env(), v, &type, &length, &data, &buffer, &byte_offset) == napi_ok;
   if (!ok) return nullptr;
-  ok = offset + bytes <= v.As<Napi::TypedArray>().ByteLength();
-  return static_cast<uint8_t*>(data) + offset;
+  ok = offset >= 0 && bytes >= 0 && offset + bytes <= double(v.As<Napi::TypedArray>().ByteLength());
+  return static_cast<uint8_t*>(data) + size_t(offset);
 }
 
-size_t SizeOf(int dtype) { return dtype == 1 ? 8 : dtype == 0 || dtype == 2 ? 4 : 1; }
-
+// (notify) -> { rank, size, library, pids, hosts, tagUpperBound }: starts MPI on its own thread.
+// `notify` runs on the main thread after operations finish, while the loop is referenced (ref()).
 Napi::Value Init(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  int inited = 0;
-  MPI_Initialized(&inited);
-  if (!inited) {
-    // Open MPI loads its transports as plugins that need libmpi's symbols in the global scope;
-    // Node loads this addon (and with it libmpi) with RTLD_LOCAL, so load libmpi again globally.
-    dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-    int provided = 0;
-    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS) return Fail(env, "MPI_Init_thread failed: " + ErrorText(rc));
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  }
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  char version[MPI_MAX_LIBRARY_VERSION_STRING];
-  int vlen = 0;
-  MPI_Get_library_version(version, &vlen);
+  if (g_started) return Fail(env, "MPI was already started in this process");
+  g_started = true;
+  g_tsfn = Napi::ThreadSafeFunction::New(env, info[0].As<Napi::Function>(), "ringtorch-mpi", 0, 1);
+  g_tsfn.Unref(env);
+  rtmpi::InitInfo r = rtmpi::Start([] {
+    if (g_notifyQueued.exchange(true)) return;
+    g_tsfn.NonBlockingCall([](Napi::Env, Napi::Function fn) {
+      g_notifyQueued = false;
+      fn.Call({});
+    });
+  });
+  if (!r.error.empty()) return Fail(env, r.error);
   Napi::Object out = Napi::Object::New(env);
-  out.Set("rank", rank);
-  out.Set("size", size);
-  out.Set("library", std::string(version, size_t(vlen)));
+  out.Set("rank", r.rank);
+  out.Set("size", r.size);
+  out.Set("library", r.library);
+  out.Set("tagUpperBound", r.tagUpperBound);
+  Napi::Array pids = Napi::Array::New(env, r.pids.size());
+  Napi::Array hosts = Napi::Array::New(env, r.hosts.size());
+  for (size_t i = 0; i < r.pids.size(); i++) {
+    pids.Set(uint32_t(i), r.pids[i]);
+    hosts.Set(uint32_t(i), r.hosts[i]);
+  }
+  out.Set("pids", pids);
+  out.Set("hosts", hosts);
   return out;
 }
 
-Napi::Value Keep(Napi::Env env, int rc, MPI_Request req, const char* what) {
-  if (rc != MPI_SUCCESS) return Fail(env, std::string(what) + " failed: " + ErrorText(rc));
-  int id;
-  if (!g_free.empty()) {
-    id = g_free.back();
-    g_free.pop_back();
-    g_requests[size_t(id)] = req;
-  } else {
-    id = int(g_requests.size());
-    g_requests.push_back(req);
+double Num(const Napi::CallbackInfo& info, size_t i) { return info[i].As<Napi::Number>().DoubleValue(); }
+
+// (kind, comm, a, aByteOffset, aBytes, b, bByteOffset, bBytes, count, dtype, op, root, peer, tag, ints) -> id.
+Napi::Value Post(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() != 15) return Fail(env, "post takes 15 arguments");
+  rtmpi::Op op;
+  op.kind = int(Num(info, 0));
+  op.comm = int(Num(info, 1));
+  bool okA, okB;
+  op.a = At(info[2], Num(info, 3), Num(info, 4), okA);
+  op.b = At(info[5], Num(info, 6), Num(info, 7), okB);
+  if (!okA || !okB) return Fail(env, "internal: an MPI operation's buffer range lies outside its array");
+  op.count = int(Num(info, 8));
+  op.dtype = int(Num(info, 9));
+  op.op = int(Num(info, 10));
+  op.root = int(Num(info, 11));
+  op.peer = int(Num(info, 12));
+  op.tag = int(Num(info, 13));
+  if (info[14].IsTypedArray()) {
+    Napi::Int32Array v = info[14].As<Napi::Int32Array>();
+    op.v.assign(v.Data(), v.Data() + v.ElementLength());
   }
+  op.id = g_nextId++;
+  int id = op.id;
+  rtmpi::Post(std::move(op));
   return Napi::Number::New(env, id);
 }
 
-// (buf, byteOffset, count, dtype, op) -> request id: in-place MPI_Iallreduce.
-Napi::Value IallReduce(const Napi::CallbackInfo& info) {
-  int count = info[2].As<Napi::Number>().Int32Value(), dtype = info[3].As<Napi::Number>().Int32Value();
-  bool ok;
-  void* p = At(info[0], info[1].As<Napi::Number>().Uint32Value(), size_t(count) * SizeOf(dtype), ok);
-  if (!ok) return Fail(info.Env(), "iallReduce outside its buffer");
-  MPI_Request req;
-  int rc = MPI_Iallreduce(MPI_IN_PLACE, p, count, TypeOf(dtype), OpOf(info[4].As<Napi::Number>().Int32Value()), MPI_COMM_WORLD, &req);
-  return Keep(info.Env(), rc, req, "MPI_Iallreduce");
+// (id, ms) -> whether operation `id` finished within ms (0: just look); throws MPI's error.
+Napi::Value Wait(const Napi::CallbackInfo& info) {
+  std::string error;
+  bool done = rtmpi::Wait(int(Num(info, 0)), Num(info, 1), error);
+  if (done && !error.empty()) return Fail(info.Env(), error);
+  return Napi::Boolean::New(info.Env(), done);
 }
 
-// (buf, byteOffset, count, dtype, root) -> request id.
-Napi::Value Ibcast(const Napi::CallbackInfo& info) {
-  int count = info[2].As<Napi::Number>().Int32Value(), dtype = info[3].As<Napi::Number>().Int32Value();
-  bool ok;
-  void* p = At(info[0], info[1].As<Napi::Number>().Uint32Value(), size_t(count) * SizeOf(dtype), ok);
-  if (!ok) return Fail(info.Env(), "ibroadcast outside its buffer");
-  MPI_Request req;
-  int rc = MPI_Ibcast(p, count, TypeOf(dtype), info[4].As<Napi::Number>().Int32Value(), MPI_COMM_WORLD, &req);
-  return Keep(info.Env(), rc, req, "MPI_Ibcast");
-}
-
-// (in, inByteOffset, out, outByteOffset, count, dtype) -> request id: out holds size × count.
-Napi::Value IallGather(const Napi::CallbackInfo& info) {
-  int count = info[4].As<Napi::Number>().Int32Value(), dtype = info[5].As<Napi::Number>().Int32Value();
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  bool ok1, ok2;
-  void* in = At(info[0], info[1].As<Napi::Number>().Uint32Value(), size_t(count) * SizeOf(dtype), ok1);
-  void* out = At(info[2], info[3].As<Napi::Number>().Uint32Value(), size_t(count) * SizeOf(dtype) * size_t(size), ok2);
-  if (!ok1 || !ok2) return Fail(info.Env(), "iallGather outside its buffers");
-  MPI_Request req;
-  int rc = MPI_Iallgather(in, count, TypeOf(dtype), out, count, TypeOf(dtype), MPI_COMM_WORLD, &req);
-  return Keep(info.Env(), rc, req, "MPI_Iallgather");
-}
-
-Napi::Value Ibarrier(const Napi::CallbackInfo& info) {
-  MPI_Request req;
-  int rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  return Keep(info.Env(), rc, req, "MPI_Ibarrier");
-}
-
-// (id) -> whether the request finished (it is then released); throws its error.
-Napi::Value Test(const Napi::CallbackInfo& info) {
-  int id = info[0].As<Napi::Number>().Int32Value();
-  if (id < 0 || size_t(id) >= g_requests.size()) return Fail(info.Env(), "no such MPI request");
-  int done = 0;
-  int rc = MPI_Test(&g_requests[size_t(id)], &done, MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS) return Fail(info.Env(), "MPI_Test failed: " + ErrorText(rc));
-  if (done) g_free.push_back(id);
-  return Napi::Boolean::New(info.Env(), done != 0);
-}
-
-Napi::Value Finalize(const Napi::CallbackInfo& info) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+// Whether the main thread's event loop stays alive for `notify` (while operations are in flight).
+Napi::Value Ref(const Napi::CallbackInfo& info) {
+  if (info[0].As<Napi::Boolean>().Value()) g_tsfn.Ref(info.Env());
+  else g_tsfn.Unref(info.Env());
   return info.Env().Undefined();
 }
 
 Napi::Object Register(Napi::Env env, Napi::Object exports) {
-  exports.Set("mpiVersion", Napi::Number::New(env, 1));
+  exports.Set("mpiVersion", Napi::Number::New(env, 2));
   exports.Set("init", Napi::Function::New(env, Init));
-  exports.Set("iallReduce", Napi::Function::New(env, IallReduce));
-  exports.Set("ibroadcast", Napi::Function::New(env, Ibcast));
-  exports.Set("iallGather", Napi::Function::New(env, IallGather));
-  exports.Set("ibarrier", Napi::Function::New(env, Ibarrier));
-  exports.Set("test", Napi::Function::New(env, Test));
-  exports.Set("finalize", Napi::Function::New(env, Finalize));
+  exports.Set("post", Napi::Function::New(env, Post));
+  exports.Set("wait", Napi::Function::New(env, Wait));
+  exports.Set("ref", Napi::Function::New(env, Ref));
   return exports;
 }
 

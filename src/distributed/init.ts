@@ -253,8 +253,8 @@ export function newGroup(ranks?: number[]): ProcessGroup {
     if (!Number.isInteger(r) || r < 0 || r >= n) throw new Error(`newGroup: rank ${r} is not a rank of the job (0..${n - 1})`);
   }
   if (members.length === 0) throw new Error("newGroup: a group needs at least one rank");
-  if (w.mpi) w.mpi.addGroup();
   const id = w.nextGroupId++;
+  w.mpi?.addGroup(id, members, w.runtime.timeoutMs);
   w.client?.addGroup(id, members);
   return new ProcessGroup(id, members, w.runtime);
 }
@@ -292,9 +292,8 @@ function initMpi(opts: InitOptions): ProcessGroup {
     if (opts[k] !== undefined) throw new Error(`initProcessGroup: backend "mpi" takes rank and world size from MPI; leave out ${k}`);
   }
   if (mpiFinalized) throw new Error('initProcessGroup: backend "mpi" cannot start again in this process (MPI allows one MPI_Init per process)');
-  const mpi = loadMpiNative();
-  const { rank, size } = mpi.init();
-  const client = new MpiClient(mpi, rank, size);
+  const client = new MpiClient(loadMpiNative());
+  const { rank, size } = client;
   const timeoutMs = opts.timeoutMs ?? readCommEnv().timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const runtime: Runtime = { rank, worldSize: size, client, timeoutMs, debugDetail: false, destroyed: false };
   const world: World = { runtime, world: new ProcessGroup(0, range(size), runtime), client: null, mpi: client, store: null, storeHost: null, prefix: "", tokenFile: null, nextGroupId: 1 };

@@ -1,39 +1,50 @@
-import { DTYPE_BYTES, DTYPE_CODE, type CommDType, type TypedArray } from "../dtypes.js";
-import type { BufRef, OpMessage, Request } from "../engine/messages.js";
-import { loadCommNative } from "../native.js";
-import { DistributedError, Work } from "../work.js";
-import type { MpiNative } from "./mpi_native.js";
+import type { CommDType } from "../dtypes.js";
+import type { OpMessage } from "../engine/messages.js";
+import { Work } from "../work.js";
+import { MPI_KIND, type MpiJob, type MpiNative } from "./mpi_native.js";
+import { type Place, startRequest } from "./mpi_requests.js";
 
-const OP_CODE = { sum: 0, avg: 0, product: 1, min: 2, max: 3 } as const;
-
-/** One collective in flight: its MPI request and what to do once MPI is done with it. */
+/** One operation in flight: its id on MPI's thread and what to do once MPI is done with it. */
 interface Pending {
   id: number;
   work: Work;
   deadline: number;
   timeoutMs: number;
   done: () => void;
+  keep: unknown[];
 }
 
+/** How often a waiting rank looks whether a peer on its host has died. */
+const WATCH_MS = 250;
+
 /**
- * The `mpi` backend's collectives: each request becomes one nonblocking MPI collective on
- * MPI_COMM_WORLD, in the order the ranks call them (MPI matches collectives by order, as ringtorch
- * numbers them). A collective progresses whenever this process tests it: when a Work is waited
- * on, and every millisecond while any is pending, so that DDP's bucket all-reduces move while
- * backward runs. bfloat16 travels widened to float32 and is rounded once at the end, as on the
- * default backend. Only the whole job's group and allReduce, broadcast, allGather and barrier
- * are served; other requests get an error naming the default backend.
+ * The `mpi` backend's operations: each request becomes one MPI call on the addon's own thread
+ * (native/mpi/mpi_thread.cc), in the order this rank posts them, on the communicator of its group
+ * (MPI_COMM_WORLD, or one split off it per newGroup). MPI matches collectives by order per
+ * communicator, as ringtorch numbers them. The thread runs them while the main thread computes,
+ * so DDP's bucket all-reduces overlap backward; it tells this thread when something finished.
+ *
+ * MPI cannot cancel an operation or survive a dead peer, so every wait is watched here: past its
+ * timeout, or when a rank on this host has died (its pid is gone), the operation fails with
+ * ringtorch's error naming the cause, and the group is closed.
  */
 export class MpiClient {
-  private readonly pending: Pending[] = [];
+  private readonly pending = new Map<number, Pending>();
   private timer: NodeJS.Timeout | null = null;
   private failure: string | null = null;
+  /** Arrays of operations that failed while MPI may still hold them: never freed. */
+  private readonly abandoned: unknown[] = [];
+  private readonly groups = new Map<number, Place>();
+  readonly rank: number;
+  readonly size: number;
+  readonly job: MpiJob;
 
-  constructor(
-    private readonly mpi: MpiNative,
-    readonly rank: number,
-    readonly size: number,
-  ) {}
+  constructor(private readonly mpi: MpiNative) {
+    this.job = mpi.init(() => this.poll());
+    this.rank = this.job.rank;
+    this.size = this.job.size;
+    this.groups.set(0, { comm: 0, size: this.size, rank: this.rank, tagUpperBound: this.job.tagUpperBound });
+  }
 
   submit(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work {
     const work = new Work(description, (w) => this.block(w), onSettle);
@@ -42,11 +53,9 @@ export class MpiClient {
       return work;
     }
     try {
-      if (msg.group !== 0) throw new Error("the mpi backend runs collectives on the whole job's group only; use the default backend for newGroup()");
-      const { id, done } = this.start(msg.req, msg.dtype);
-      this.pending.push({ id, work, deadline: performance.now() + msg.timeoutMs, timeoutMs: msg.timeoutMs, done });
-      this.progress();
-      if (this.pending.length > 0 && this.timer === null) this.timer = setInterval(() => this.progress(), 1);
+      const place = this.groups.get(msg.group);
+      if (!place) throw new Error(`internal: process group ${msg.group} has no MPI communicator`);
+      this.track(startRequest(this.mpi, place, msg.req, msg.dtype), work, msg.timeoutMs);
     } catch (err) {
       work.settle(`${description} failed on rank ${this.rank} (mpi backend): ${(err as Error).message}`);
     }
@@ -57,165 +66,119 @@ export class MpiClient {
     return this.submit(msg, description, onSettle);
   }
 
-  addGroup(): void {
-    throw new Error("newGroup: the mpi backend runs collectives on the whole job's group only; use the default backend for groups");
+  /** newGroup: a communicator split off MPI_COMM_WORLD; every rank calls it in the same order. */
+  addGroup(id: number, members: readonly number[], timeoutMs: number): void {
+    const member = members.includes(this.rank);
+    this.groups.set(id, { comm: id, size: members.length, rank: members.indexOf(this.rank), tagUpperBound: this.job.tagUpperBound });
+    const ints = new Int32Array([member ? 1 : 0, this.rank, id]);
+    const work = new Work(`newGroup([${members.join(", ")}])`, (w) => this.block(w));
+    if (this.failure !== null) return;
+    const opId = this.mpi.post(MPI_KIND.split, 0, null, 0, 0, null, 0, 0, 0, 0, 0, 0, 0, 0, ints);
+    this.track({ id: opId, done: () => {}, keep: [ints] }, work, timeoutMs);
   }
 
   async shutdown(): Promise<void> {
-    for (const p of this.pending) p.work.settle("the process group was destroyed before this operation finished");
-    this.pending.length = 0;
-    this.stopTimer();
+    const failed = this.failure !== null;
+    this.fail("the process group was destroyed before this operation finished");
     this.failure = "the process group was destroyed";
-    this.mpi.finalize();
+    // After a failure MPI cannot finalise (a peer is gone or stuck); the process ends without it.
+    if (failed) return;
+    const id = this.mpi.post(MPI_KIND.finalize, 0, null, 0, 0, null, 0, 0, 0, 0, 0, 0, 0, 0, null);
+    const deadline = performance.now() + 30_000;
+    while (performance.now() < deadline && !this.mpi.wait(id, 100)) await new Promise((r) => setImmediate(r));
   }
 
-  /** Starts `req` in MPI; `done` copies results where they belong once MPI finished. */
-  private start(req: Request, dtype: CommDType): { id: number; done: () => void } {
-    const code = DTYPE_CODE[dtype];
-    switch (req.kind) {
-      case "allReduce": {
-        const bufs = req.bufs as BufRef[];
-        const divisor = req.op === "avg" ? (req.divisor ?? this.size) : 1;
-        // One buffer of a dtype MPI knows reduces in place; 16-bit floats or several buffers through
-        // a staging copy. MPI has no 16-bit float types: bfloat16 and float16 (lowPrecision or not)
-        // travel as float32 and are rounded once, twice the bytes of the default backend's lowPrecision.
-        const half = dtype === "bfloat16" || dtype === "float16";
-        if (bufs.length === 1 && !half) {
-          const b = bufs[0]!;
-          const e = DTYPE_BYTES[dtype];
-          const id = this.mpi.iallReduce(b.data, b.offset * e, b.numel, code, OP_CODE[req.op]);
-          return { id, done: () => divisor !== 1 && loadCommNative().divideBy(code, b.data, b.offset * e, b.numel, divisor) };
-        }
-        const wide = half ? "float32" : dtype;
-        const stage = gather(bufs, dtype, wide);
-        const id = this.mpi.iallReduce(stage, 0, stage.length, DTYPE_CODE[wide], OP_CODE[req.op]);
-        return {
-          id,
-          done: () => {
-            if (divisor !== 1) loadCommNative().divideBy(DTYPE_CODE[wide], stage, 0, stage.length, divisor);
-            scatter(stage, bufs, dtype);
-          },
-        };
-      }
-      case "broadcast": {
-        const b = req.buf;
-        const e = DTYPE_BYTES[dtype];
-        // 16-bit floats move as bytes: a broadcast copies, it does not compute.
-        const [n, c] = dtype === "bfloat16" || dtype === "float16" ? [b.numel * e, DTYPE_CODE.uint8] : [b.numel, code];
-        return { id: this.mpi.ibroadcast(b.data, b.offset * e, n, c, req.root), done: () => {} };
-      }
-      case "allGather": {
-        const e = DTYPE_BYTES[dtype];
-        const n = req.input.numel * e;
-        const out = new Uint8Array(n * this.size);
-        const id = this.mpi.iallGather(req.input.data, req.input.offset * e, out, 0, n, DTYPE_CODE.uint8);
-        return {
-          id,
-          done: () => req.outputs.forEach((o, r) => bytesOf(o, dtype).set(out.subarray(r * n, (r + 1) * n))),
-        };
-      }
-      case "barrier":
-        return { id: this.mpi.ibarrier(), done: () => {} };
-      default:
-        throw new Error(`${req.kind} is not served by the mpi backend (it serves allReduce, broadcast, allGather and barrier); use the default backend`);
+  private track(s: { id: number; done: () => void; keep: unknown[] }, work: Work, timeoutMs: number): void {
+    if (this.pending.size === 0) {
+      this.mpi.ref(true);
+      this.timer = setInterval(() => this.watch(), WATCH_MS).unref();
+    }
+    this.pending.set(s.id, { ...s, work, deadline: performance.now() + timeoutMs, timeoutMs });
+  }
+
+  /** Settles every operation MPI's thread finished (it calls this after each batch). */
+  private poll(): void {
+    for (const p of [...this.pending.values()]) this.settleIfDone(p, 0);
+  }
+
+  /** Waits up to `ms` for one operation; settles it if it finished. */
+  private settleIfDone(p: Pending, ms: number): void {
+    let finished: boolean;
+    let error: string | null = null;
+    try {
+      finished = this.mpi.wait(p.id, ms);
+    } catch (err) {
+      finished = true;
+      error = `${p.work.description} failed on rank ${this.rank} (mpi backend): ${(err as Error).message}`;
+    }
+    if (!finished) return;
+    this.forget(p.id);
+    if (error !== null) return this.fail(error, p);
+    try {
+      p.done();
+      p.work.settle(null);
+    } catch (err) {
+      p.work.settle(err as Error);
     }
   }
 
-  /** Tests the pending collectives in the order they started; settles those MPI finished. */
-  private progress(): void {
-    while (this.pending.length > 0) {
-      const p = this.pending[0]!;
-      let finished: boolean;
-      try {
-        finished = this.mpi.test(p.id);
-      } catch (err) {
-        this.fail(`${p.work.description} failed on rank ${this.rank} (mpi backend): ${(err as Error).message}`);
-        return;
-      }
-      if (!finished) {
-        if (performance.now() > p.deadline) {
-          this.fail(`${p.work.description} did not finish within ${p.timeoutMs} ms on rank ${this.rank} (mpi backend): another rank did not call it, or died`);
-        }
-        break;
-      }
-      this.pending.shift();
-      try {
-        p.done();
-        p.work.settle(null);
-      } catch (err) {
-        p.work.settle(err as Error);
+  private forget(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) {
+      this.mpi.ref(false);
+      if (this.timer !== null) clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** Fails the group when an operation is past its timeout or a peer on this host has died. */
+  private watch(): void {
+    const now = performance.now();
+    for (const p of this.pending.values()) {
+      if (now > p.deadline) {
+        return this.fail(`${p.work.description} did not finish within ${p.timeoutMs} ms on rank ${this.rank} (mpi backend): another rank did not call it, or is stuck`, p);
       }
     }
-    if (this.pending.length === 0) this.stopTimer();
+    const first = this.pending.values().next().value as Pending | undefined;
+    const dead = this.deadPeer();
+    if (first && dead !== null) {
+      this.fail(`${first.work.description} failed on rank ${this.rank}: rank ${dead} (pid ${this.job.pids[dead]}) exited (mpi backend: MPI cannot go on without it, so the process group is closed)`, first);
+    }
+  }
+
+  /** A rank on this host whose process is gone, or null. Ranks on other hosts are left to mpirun. */
+  private deadPeer(): number | null {
+    const me = this.job.hosts[this.rank];
+    for (let r = 0; r < this.size; r++) {
+      if (r === this.rank || this.job.hosts[r] !== me) continue;
+      try {
+        process.kill(this.job.pids[r]!, 0);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ESRCH") return r;
+      }
+    }
+    return null;
   }
 
   private block(work: Work): void {
-    while (!work.isCompleted() && this.pending.length > 0) this.progress();
+    const p = [...this.pending.values()].find((q) => q.work === work);
+    while (p && !work.isCompleted()) {
+      this.settleIfDone(p, Math.max(0, Math.min(WATCH_MS, p.deadline - performance.now())));
+      if (!work.isCompleted()) this.watch();
+    }
+    this.poll();
     if (!work.isCompleted()) work.settle(this.failure ?? "internal: the operation was lost");
   }
 
-  /** MPI offers no way to cancel a collective: after a failure or timeout the group is unusable. */
-  private fail(message: string): void {
-    this.failure = message;
-    for (const p of this.pending.splice(0)) p.work.settle(message);
-    this.stopTimer();
-  }
-
-  private stopTimer(): void {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-  }
-}
-
-function bytesOf(b: BufRef, dtype: CommDType): Uint8Array {
-  const e = DTYPE_BYTES[dtype];
-  return new Uint8Array(b.data.buffer, b.data.byteOffset + b.offset * e, b.numel * e);
-}
-
-/** The buffers one after another, bfloat16 widened to float32. */
-function gather(bufs: BufRef[], dtype: CommDType, wide: CommDType): TypedArray {
-  const total = bufs.reduce((n, b) => n + b.numel, 0);
-  const native = loadCommNative();
-  if (dtype === "bfloat16" || dtype === "float16") {
-    const out = new Float32Array(total);
-    const widen = dtype === "bfloat16" ? native.bf16ToF32 : native.f16ToF32;
-    let at = 0;
-    for (const b of bufs) {
-      widen(b.data as Uint16Array, b.offset, out, at, b.numel);
-      at += b.numel;
+  /** MPI offers no way to cancel an operation: after a failure the group is unusable. */
+  private fail(message: string, cause?: Pending): void {
+    if (this.failure === null) this.failure = message;
+    const all = [...this.pending.values()];
+    if (cause && !all.includes(cause)) all.unshift(cause);
+    for (const p of all) {
+      this.abandoned.push(p.keep);
+      this.forget(p.id);
+      p.work.settle(p === cause ? message : `${p.work.description} was abandoned on rank ${this.rank}: ${this.failure}`);
     }
-    return out;
-  }
-  const out = new Uint8Array(total * DTYPE_BYTES[wide]);
-  let at = 0;
-  for (const b of bufs) {
-    const src = bytesOf(b, dtype);
-    out.set(src, at);
-    at += src.length;
-  }
-  return viewAs(out, wide);
-}
-
-function scatter(stage: TypedArray, bufs: BufRef[], dtype: CommDType): void {
-  const native = loadCommNative();
-  let at = 0;
-  for (const b of bufs) {
-    if (dtype === "bfloat16") native.f32ToBf16(stage as Float32Array, at, b.data as Uint16Array, b.offset, b.numel);
-    else if (dtype === "float16") native.f32ToF16(stage as Float32Array, at, b.data as Uint16Array, b.offset, b.numel);
-    else bytesOf(b, dtype).set(new Uint8Array(stage.buffer, stage.byteOffset + at * DTYPE_BYTES[dtype], b.numel * DTYPE_BYTES[dtype]));
-    at += b.numel;
-  }
-}
-
-function viewAs(bytes: Uint8Array, dtype: CommDType): TypedArray {
-  switch (dtype) {
-    case "float64":
-      return new Float64Array(bytes.buffer);
-    case "int32":
-      return new Int32Array(bytes.buffer);
-    case "uint8":
-      return bytes;
-    default:
-      return new Float32Array(bytes.buffer);
   }
 }

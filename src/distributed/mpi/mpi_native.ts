@@ -4,25 +4,73 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TypedArray } from "../dtypes.js";
 
+/** Operation kinds of native/mpi/mpi_thread.h. */
+export const MPI_KIND = {
+  allReduce: 1,
+  broadcast: 2,
+  reduce: 3,
+  allGather: 4,
+  reduceScatter: 5,
+  scatter: 6,
+  gather: 7,
+  allToAll: 8,
+  barrier: 9,
+  send: 10,
+  recv: 11,
+  split: 12,
+  finalize: 13,
+} as const;
+
+/** What MPI said about this job when it started. */
+export interface MpiJob {
+  rank: number;
+  size: number;
+  library: string;
+  /** Every rank's pid and host (MPI_Get_processor_name), so that a rank can see a local peer die. */
+  pids: number[];
+  hosts: string[];
+  /** The largest tag point-to-point messages may carry (MPI_TAG_UB). */
+  tagUpperBound: number;
+}
+
 /**
- * The optional MPI addon (native/mpi/mpi_addon.cc, built by scripts/build-mpi.js only where
- * mpicxx is installed). Counts are elements; dtype codes are DTYPE_CODE's float32, float64,
- * int32 and uint8; op codes sum 0, product 1, min 2, max 3. Each i* call starts a nonblocking
- * MPI collective on MPI_COMM_WORLD and returns a request id that `test` progresses.
+ * The optional MPI addon (native/mpi/, built by scripts/build-mpi.js only where mpicxx is
+ * installed). Its own thread calls MPI, running posted operations in order; counts are elements
+ * of `dtype` (DTYPE_CODE's float32, float64, int32; any other code moves bytes); op codes sum 0,
+ * product 1, min 2, max 3.
  */
 export interface MpiNative {
   mpiVersion: number;
-  init(): { rank: number; size: number; library: string };
-  iallReduce(buf: TypedArray, byteOffset: number, count: number, dtype: number, op: number): number;
-  ibroadcast(buf: TypedArray, byteOffset: number, count: number, dtype: number, root: number): number;
-  iallGather(input: TypedArray, inByteOffset: number, output: TypedArray, outByteOffset: number, count: number, dtype: number): number;
-  ibarrier(): number;
-  /** Whether the request finished (its id is then free); throws MPI's error. */
-  test(id: number): boolean;
-  finalize(): void;
+  /** Starts MPI on the addon's thread; `notify` runs on this thread after operations finish. */
+  init(notify: () => void): MpiJob;
+  /**
+   * Queues one operation; returns its id. `ints`: all-to-all's send counts, send displacements,
+   * receive counts and receive displacements; a split's [member, key, group id].
+   */
+  post(
+    kind: number,
+    comm: number,
+    a: TypedArray | null,
+    aByteOffset: number,
+    aBytes: number,
+    b: TypedArray | null,
+    bByteOffset: number,
+    bBytes: number,
+    count: number,
+    dtype: number,
+    op: number,
+    root: number,
+    peer: number,
+    tag: number,
+    ints: Int32Array | null,
+  ): number;
+  /** Whether operation `id` finished within `ms` (0: just look; it is then forgotten); throws MPI's error. */
+  wait(id: number, ms: number): boolean;
+  /** Keeps the event loop alive for `notify` (while operations are in flight) or not. */
+  ref(on: boolean): void;
 }
 
-const MPI_VERSION = 1;
+const MPI_VERSION = 2;
 let cached: MpiNative | undefined;
 
 function addonPath(): string {

@@ -5,7 +5,8 @@ import * as dist from "../../../src/distributed/index.js";
 import { type Arr, combine, type DT, firstDifference, hashBytes, inputs, makeArray, type Op, randomFloats, read, value } from "./reference.js";
 import { runExtraCases } from "./collectives_extra.js";
 
-await dist.initProcessGroup({ timeoutMs: 60_000 });
+// RINGTORCH_TEST_BACKEND=mpi runs the same cases on the mpi backend (test/cluster/mpi.test.ts).
+await dist.initProcessGroup(process.env.RINGTORCH_TEST_BACKEND === "mpi" ? { backend: "mpi", timeoutMs: 60_000 } : { timeoutMs: 60_000 });
 const rank = dist.getRank();
 const world = dist.getWorldSize();
 const ALGOS = ["ring", "rhd", "tree"] as const;
