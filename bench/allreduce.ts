@@ -9,22 +9,15 @@
 // mpicc and mpirun are installed (Debian: libopenmpi-dev), MPI_Allreduce itself too (bench/mpi/allreduce.c).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import * as dist from "../src/distributed/index.js";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
+import { peerRows, runMpi, runRingtorchMpi, type Row } from "./mpi/runs.js";
 
-const SIZES_MB = [1, 16, 64];
+// BENCH_SIZES_MB=16,64 measures only those sizes (bench/mpi/compare.ts uses it).
+const SIZES_MB = process.env.BENCH_SIZES_MB ? process.env.BENCH_SIZES_MB.split(",").map(Number) : [1, 16, 64];
 const WORLD = 2;
-
-interface Row {
-  mb: number;
-  medianMs: number;
-  minMs: number;
-}
 
 async function rank(): Promise<void> {
   await dist.initProcessGroup(process.env.BENCH_BACKEND === "mpi" ? { backend: "mpi" } : {});
@@ -93,46 +86,6 @@ function runGloo(): Map<number, Row> | string {
   return rows.size > 0 ? rows : `gloo run failed: ${r.stderr.slice(-500)}`;
 }
 
-/** Parses the peers' common "allreduce NMB: time ms min=… median=…" lines. */
-function peerRows(stdout: string): Map<number, Row> {
-  const rows = new Map<number, Row>();
-  for (const m of stdout.matchAll(/allreduce (\d+)MB: time ms min=([\d.]+) median=([\d.]+)/g)) {
-    rows.set(Number(m[1]), { mb: Number(m[1]), minMs: Number(m[2]), medianMs: Number(m[3]) });
-  }
-  return rows;
-}
-
-/** ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun, where its addon is built. */
-function runRingtorchMpi(): Row[] | string {
-  if (spawnSync("sh", ["-c", "command -v mpirun"]).status !== 0) return "ringtorch's mpi backend was not measured: mpirun is not installed";
-  if (!existsSync(fileURLToPath(new URL("../build/Release/ringtorch_mpi.node", import.meta.url)))) {
-    return "ringtorch's mpi backend was not measured: its addon is not built (Debian: libopenmpi-dev, then npm run build:native)";
-  }
-  const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
-  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi" };
-  for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
-  const r = spawnSync("mpirun", [...asRoot, "-np", String(WORLD), process.execPath, "--import", "tsx", fileURLToPath(import.meta.url)], { encoding: "utf8", env, timeout: 600_000 });
-  const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
-  return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
-}
-
-function runMpi(): Map<number, Row> | string {
-  const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
-  if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
-  const dir = mkdtempSync(join(tmpdir(), "ringtorch-mpi-bench-"));
-  try {
-    const exe = join(dir, "allreduce");
-    const built = spawnSync("mpicc", ["-O2", "-o", exe, fileURLToPath(new URL("./mpi/allreduce.c", import.meta.url))], { encoding: "utf8" });
-    if (built.status !== 0) return `Open MPI was not measured: mpicc failed: ${built.stderr.slice(-300)}`;
-    const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
-    const r = spawnSync("mpirun", [...asRoot, "-np", String(WORLD), exe], { encoding: "utf8", timeout: 600_000 });
-    const rows = peerRows(r.stdout ?? "");
-    return rows.size > 0 ? rows : `Open MPI run failed: ${(r.stderr ?? "").slice(-500)}`;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const gbps = (mb: number, ms: number) => (mb * 2 ** 20) / (ms / 1000) / 1e9;
 const busFactor = (2 * (WORLD - 1)) / WORLD;
 
@@ -142,7 +95,7 @@ async function main(): Promise<void> {
   const shm = await runRingtorch({ RINGTORCH_TRANSPORT: "auto" });
   const streams = process.env.RINGTORCH_TCP_STREAMS ?? "4";
   const tcp = await runRingtorch({ RINGTORCH_TRANSPORT: "tcp", RINGTORCH_TCP_STREAMS: streams });
-  const rtMpi = runRingtorchMpi();
+  const rtMpi = runRingtorchMpi(fileURLToPath(import.meta.url));
   const gloo = runGloo();
   const mpi = runMpi();
   console.log(`all-reduce, float32, ${WORLD} processes on one machine; medians of 7 rounds; algbw = bytes per rank / time, busbw = algbw × ${busFactor}`);
@@ -156,9 +109,9 @@ async function main(): Promise<void> {
     const talg = gbps(t.mb, t.medianMs);
     const g = typeof gloo === "string" ? undefined : gloo.get(row.mb);
     const galg = g ? gbps(g.mb, g.medianMs) : NaN;
-    const m = typeof mpi === "string" ? undefined : mpi.get(row.mb);
+    const m = typeof mpi === "string" ? undefined : mpi.find((x) => x.mb === row.mb);
     const malg = m ? gbps(m.mb, m.medianMs) : NaN;
-    const rm = typeof rtMpi === "string" ? undefined : rtMpi[i];
+    const rm = typeof rtMpi === "string" ? undefined : rtMpi.find((x) => x.mb === row.mb);
     const rmalg = rm ? gbps(rm.mb, rm.medianMs) : NaN;
     const cells = [
       `${row.mb} MB`.padEnd(5),

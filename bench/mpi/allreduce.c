@@ -1,6 +1,6 @@
 /*
  * Open MPI's own all-reduce, the peer bench/allreduce.ts prints beside ringtorch and gloo.
- * Built and run by it: mpicc -O2 -o allreduce allreduce.c && mpirun -np 2 ./allreduce
+ * Built and run by it: mpicc -O2 -o allreduce allreduce.c && mpirun -np 2 ./allreduce [MB ...]
  * Measured as bench/torch/ddp.py measures gloo: float32 sums of 1, 16 and 64 MB, 3 warm-up calls,
  * 7 rounds of max(3, 64/MB) calls, each round's mean; prints min and median per size.
  */
@@ -18,8 +18,13 @@ int main(int argc, char** argv) {
   int rank, world;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  const int sizes[] = {1, 16, 64};
-  for (int s = 0; s < 3; s++) {
+  int sizes[16] = {1, 16, 64};
+  int count = 3;
+  if (argc > 1) {
+    count = argc - 1 < 16 ? argc - 1 : 16;
+    for (int s = 0; s < count; s++) sizes[s] = atoi(argv[s + 1]);
+  }
+  for (int s = 0; s < count; s++) {
     int mb = sizes[s];
     long n = (long)mb * (1 << 20) / 4;
     float* buf = malloc(n * sizeof(float));

@@ -46,9 +46,13 @@ Napi::Value Init(const Napi::CallbackInfo& info) {
   g_tsfn.Unref(env);
   rtmpi::InitInfo r = rtmpi::Start([] {
     if (g_notifyQueued.exchange(true)) return;
-    g_tsfn.NonBlockingCall([](Napi::Env, Napi::Function fn) {
+    g_tsfn.NonBlockingCall([](Napi::Env env, Napi::Function fn) {
       g_notifyQueued = false;
-      fn.Call({});
+      // Not through fn.Call: while Node tears the environment down a call fails, and with C++
+      // exceptions off node-addon-api would abort the process for it.
+      if (env == nullptr || fn.IsEmpty()) return;
+      napi_value result;
+      napi_call_function(env, env.Undefined(), fn, 0, nullptr, &result);
     });
   });
   if (!r.error.empty()) return Fail(env, r.error);

@@ -167,7 +167,6 @@ void Loop() {
           if (c != MPI_COMM_NULL && c != MPI_COMM_WORLD) MPI_Comm_free(&c);
         int rc = MPI_Finalize();
         Finish(op.id, Named("MPI_Finalize", rc));
-        g_notify();
         return;
       }
       std::string error;

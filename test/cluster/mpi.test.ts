@@ -104,24 +104,18 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
 const noAddon = missing || (existsSync(join(ROOT, "build/Release/ringtorch_mpi.node")) ? false : "the MPI addon is not built (Debian: libopenmpi-dev, then npm run build:native)");
 
 describe('initProcessGroup({ backend: "mpi" }) under mpirun: collectives on Open MPI', { skip: noAddon, concurrency: 2, timeout: 900_000 }, () => {
+  const onMpi = (extra: Record<string, string> = {}) => mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", ...extra });
   for (const n of [2, 3]) {
-    it(`mpirun -np ${n}: allReduce (every dtype and op, odd lengths, coalesced, async), broadcast, allGather and barrier match their reference`, async () => {
-      const job = await mpirun(n, [WORKER("test/cluster/workers/mpi_backend.ts")], mpiEnv().env);
-      assert.equal(job.code, 0, job.output);
-      job.tasks.forEach((t, rank) => {
-        const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
-        assert.ok(line, job.output);
-        const rep = JSON.parse(line.slice(7)) as { failures: string[]; cases: number; backend: string; transports: string[] };
-        assert.deepEqual(rep.failures, []);
-        assert.equal(rep.backend, "mpi");
-        assert.deepEqual(rep.transports, Array.from({ length: n }, (_, r) => (r === rank ? "self" : "mpi")));
-        assert.ok(rep.cases >= 180, `only ${rep.cases} cases ran`);
-      });
+    it(`mpirun -np ${n}: the default backend's collective cases (every op and dtype, odd sizes, point-to-point, subgroups) match their reference`, async () => {
+      const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], onMpi({ CASE_GRID: "small" }).env);
+      checkCollectiveReports(job.code, job.tasks, n, job.output);
+      for (const t of job.tasks) assert.match(t.stdout, /"transports":\["(self|mpi)"(,"(self|mpi)")*\]/);
+      assert.doesNotMatch(job.output, /"shm"|"tcp"/, "the mpi backend ran on ringtorch's transports");
     });
   }
 
   it("mpirun -np 3: DDP on the mpi backend takes the same steps as one process on the whole batch", async () => {
-    const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi" }).env);
+    const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onMpi().env);
     assert.equal(job.code, 0, job.output);
     for (const t of job.tasks) {
       const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
@@ -130,5 +124,32 @@ describe('initProcessGroup({ backend: "mpi" }) under mpirun: collectives on Open
       assert.deepEqual(outcome.failures, []);
       assert.equal(outcome.checks.length, 14);
     }
+  });
+
+  it("a rank that exits inside an MPI collective: the others end with ringtorch's error naming it, and no process is left", async () => {
+    // MPI itself never notices a dead peer on shared memory; the mpi backend watches the pids of
+    // the ranks on its host while it waits.
+    const { env, marker } = onMpi({ DIE_BY: "exit" });
+    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    checkDeathReported(job.tasks, 1, job.output);
+    assert.deepEqual(processesWith(marker), []);
+  });
+
+  it("a rank killed by a signal inside an MPI collective: mpirun fails the job and no process is left", async () => {
+    const { env, marker } = onMpi();
+    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env);
+    assert.notEqual(job.code, 0, job.output);
+    assert.deepEqual(processesWith(marker), []);
+  });
+
+  it("a rank that never calls the collective: the others fail past their timeout with ringtorch's error, and no process is left", async () => {
+    const { env, marker } = onMpi({ DIE_BY: "stall" });
+    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    // The first to time out ends; the other may see that exit before its own timeout.
+    const timedOut = (rank: number) => new RegExp(`DistributedError: allReduce #2 did not finish within 3000 ms on rank ${rank} \\(mpi backend\\)`);
+    const sawExit = (rank: number) => new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: rank ${2 - rank} \\(pid \\d+\\) exited`);
+    for (const rank of [0, 2]) assert.ok(timedOut(rank).test(job.tasks[rank]!.stderr) || sawExit(rank).test(job.tasks[rank]!.stderr), job.output);
+    assert.ok([0, 2].some((rank) => timedOut(rank).test(job.tasks[rank]!.stderr)), job.output);
+    assert.deepEqual(processesWith(marker), []);
   });
 });
