@@ -10,16 +10,21 @@
 namespace rtmpi {
 namespace {
 
-std::mutex g_mutex;
-std::condition_variable g_posted;    // wakes the thread: an operation was queued
-std::condition_variable g_finished;  // wakes Wait: an operation finished
-std::deque<Op> g_queue;
-std::unordered_map<int, std::string> g_results;
-std::function<void()> g_notify;
+// Never destroyed: a process may exit (process.exit, an uncaught error) while the thread waits on
+// these, and glibc's condition variable destructor would then wait for it forever.
+struct Shared {
+  std::mutex mutex;
+  std::condition_variable posted;    // wakes the thread: an operation was queued
+  std::condition_variable finished;  // wakes Wait: an operation finished
+  std::deque<Op> queue;
+  std::unordered_map<int, std::string> results;
+  std::function<void()> notify;
+};
+Shared& g = *new Shared;
 
 // Touched by the thread alone.
-std::vector<MPI_Comm> g_comms;  // index: the process group's id; MPI_COMM_NULL where this rank is not a member
-std::vector<Op> g_active;       // point-to-point operations in flight
+std::vector<MPI_Comm>& g_comms = *new std::vector<MPI_Comm>;  // index: the process group's id; MPI_COMM_NULL where this rank is not a member
+std::vector<Op>& g_active = *new std::vector<Op>;  // point-to-point operations in flight
 
 std::string ErrorText(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -48,10 +53,10 @@ MPI_Op OpOf(int op) {
 
 void Finish(int id, std::string error) {
   {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_results[id] = std::move(error);
+    std::lock_guard<std::mutex> lock(g.mutex);
+    g.results[id] = std::move(error);
   }
-  g_finished.notify_all();
+  g.finished.notify_all();
 }
 
 std::string Named(const char* what, int rc) { return rc == MPI_SUCCESS ? std::string() : std::string(what) + " failed: " + ErrorText(rc); }
@@ -145,18 +150,18 @@ void Loop() {
     Op op;
     bool have = false;
     {
-      std::unique_lock<std::mutex> lock(g_mutex);
-      if (g_queue.empty()) {
+      std::unique_lock<std::mutex> lock(g.mutex);
+      if (g.queue.empty()) {
         if (g_active.empty()) {
-          g_posted.wait(lock, [] { return !g_queue.empty(); });
+          g.posted.wait(lock, [] { return !g.queue.empty(); });
         } else if (idle > 64) {
           // A receive whose sender is late: poll less often, but wake at once for new work.
-          g_posted.wait_for(lock, std::chrono::microseconds(idle > 4096 ? 1000 : 50));
+          g.posted.wait_for(lock, std::chrono::microseconds(idle > 4096 ? 1000 : 50));
         }
       }
-      if (!g_queue.empty()) {
-        op = std::move(g_queue.front());
-        g_queue.pop_front();
+      if (!g.queue.empty()) {
+        op = std::move(g.queue.front());
+        g.queue.pop_front();
         have = true;
       }
     }
@@ -179,14 +184,14 @@ void Loop() {
     }
     finished += Progress();
     idle = have || finished > 0 ? 0 : idle + 1;
-    if (finished > 0) g_notify();
+    if (finished > 0) g.notify();
   }
 }
 
 }  // namespace
 
 InitInfo Start(std::function<void()> notify) {
-  g_notify = std::move(notify);
+  g.notify = std::move(notify);
   InitInfo info;
   std::mutex m;
   std::condition_variable cv;
@@ -245,20 +250,20 @@ InitInfo Start(std::function<void()> notify) {
 
 void Post(Op op) {
   {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_queue.push_back(std::move(op));
+    std::lock_guard<std::mutex> lock(g.mutex);
+    g.queue.push_back(std::move(op));
   }
-  g_posted.notify_one();
+  g.posted.notify_one();
 }
 
 bool Wait(int id, double ms, std::string& error) {
-  std::unique_lock<std::mutex> lock(g_mutex);
-  auto found = [&] { return g_results.count(id) > 0; };
-  if (!found() && ms > 0) g_finished.wait_for(lock, std::chrono::microseconds(int64_t(ms * 1000)), found);
-  auto it = g_results.find(id);
-  if (it == g_results.end()) return false;
+  std::unique_lock<std::mutex> lock(g.mutex);
+  auto found = [&] { return g.results.count(id) > 0; };
+  if (!found() && ms > 0) g.finished.wait_for(lock, std::chrono::microseconds(int64_t(ms * 1000)), found);
+  auto it = g.results.find(id);
+  if (it == g.results.end()) return false;
   error = std::move(it->second);
-  g_results.erase(it);
+  g.results.erase(it);
   return true;
 }
 

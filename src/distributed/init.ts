@@ -292,9 +292,9 @@ function initMpi(opts: InitOptions): ProcessGroup {
     if (opts[k] !== undefined) throw new Error(`initProcessGroup: backend "mpi" takes rank and world size from MPI; leave out ${k}`);
   }
   if (mpiFinalized) throw new Error('initProcessGroup: backend "mpi" cannot start again in this process (MPI allows one MPI_Init per process)');
-  const client = new MpiClient(loadMpiNative());
-  const { rank, size } = client;
   const timeoutMs = opts.timeoutMs ?? readCommEnv().timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const client = new MpiClient(loadMpiNative(), timeoutMs);
+  const { rank, size } = client;
   const runtime: Runtime = { rank, worldSize: size, client, timeoutMs, debugDetail: false, destroyed: false };
   const world: World = { runtime, world: new ProcessGroup(0, range(size), runtime), client: null, mpi: client, store: null, storeHost: null, prefix: "", tokenFile: null, nextGroupId: 1 };
   current = world;

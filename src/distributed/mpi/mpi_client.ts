@@ -16,6 +16,8 @@ interface Pending {
 
 /** How often a waiting rank looks whether a peer on its host has died. */
 const WATCH_MS = 250;
+/** How long finalising may take: MPI_Finalize waits for every rank to reach it. */
+const FINALIZE_MS = 30_000;
 
 /**
  * The `mpi` backend's operations: each request becomes one MPI call on the addon's own thread
@@ -35,15 +37,21 @@ export class MpiClient {
   /** Arrays of operations that failed while MPI may still hold them: never freed. */
   private readonly abandoned: unknown[] = [];
   private readonly groups = new Map<number, Place>();
+  /** The finalize operation's id once posted. */
+  private finalizing: number | null = null;
   readonly rank: number;
   readonly size: number;
   readonly job: MpiJob;
 
-  constructor(private readonly mpi: MpiNative) {
+  constructor(
+    private readonly mpi: MpiNative,
+    private readonly timeoutMs: number,
+  ) {
     this.job = mpi.init(() => this.poll());
     this.rank = this.job.rank;
     this.size = this.job.size;
     this.groups.set(0, { comm: 0, size: this.size, rank: this.rank, tagUpperBound: this.job.tagUpperBound });
+    process.once("exit", (code) => this.finalizeAtExit(code));
   }
 
   submit(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work {
@@ -82,10 +90,28 @@ export class MpiClient {
     this.fail("the process group was destroyed before this operation finished");
     this.failure = "the process group was destroyed";
     // After a failure MPI cannot finalise (a peer is gone or stuck); the process ends without it.
-    if (failed) return;
-    const id = this.mpi.post(MPI_KIND.finalize, 0, null, 0, 0, null, 0, 0, 0, 0, 0, 0, 0, 0, null);
-    const deadline = performance.now() + 30_000;
-    while (performance.now() < deadline && !this.mpi.wait(id, 100)) await new Promise((r) => setImmediate(r));
+    if (failed || this.finalizing !== null) return;
+    const id = this.postFinalize();
+    const deadline = performance.now() + FINALIZE_MS;
+    while (performance.now() < deadline && !this.mpi.wait(id, 0)) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /**
+   * A script that ends without destroyProcessGroup still finalises MPI, which mpirun expects of
+   * every rank (else it reports the rank as exiting improperly). Not after a failure, nor when the
+   * process exits with an error or amid operations: that rank is dying, and MPI_Finalize would wait
+   * for the others.
+   */
+  private finalizeAtExit(code: number): void {
+    if (code !== 0 || this.pending.size > 0 || this.failure !== null || this.finalizing !== null) return;
+    const id = this.postFinalize();
+    const deadline = performance.now() + Math.min(FINALIZE_MS, this.timeoutMs);
+    while (performance.now() < deadline && !this.mpi.wait(id, 100));
+  }
+
+  private postFinalize(): number {
+    this.finalizing = this.mpi.post(MPI_KIND.finalize, 0, null, 0, 0, null, 0, 0, 0, 0, 0, 0, 0, 0, null);
+    return this.finalizing;
   }
 
   private track(s: { id: number; done: () => void; keep: unknown[] }, work: Work, timeoutMs: number): void {
