@@ -38,7 +38,7 @@ MPI_Datatype TypeOf(int dtype) {
     case 0: return MPI_FLOAT;
     case 1: return MPI_DOUBLE;
     case 2: return MPI_INT;
-    default: return MPI_BYTE;
+    default: return MPI_UNSIGNED_CHAR;  // uint8, and the bytes of every move
   }
 }
 
