@@ -43,6 +43,11 @@ export interface GPT2ForwardOptions {
 export interface GPT2LMForwardOptions extends GPT2ForwardOptions {
   /** [N, L] token ids to predict (shifted inside, as HF); -100 carries no loss. */
   labels?: Tensor | null;
+  /**
+   * Logits for the last k positions only, as HF's logits_to_keep (0, the default, keeps all):
+   * generation needs one row, and the vocab-wide head is most of a step's work.
+   */
+  logitsToKeep?: number;
 }
 
 const FORWARD_OPTIONS = ["pastKeyValues", "attentionMask", "positionIds", "useCache"];
@@ -245,11 +250,17 @@ export class GPT2LMHeadModel extends Module {
 
   /** logits [N, L, vocab]; loss (mean over labelled next tokens) when labels are given. */
   override forward(inputIds: Tensor, options: GPT2LMForwardOptions = {}): { logits: Tensor; loss: Tensor | null; pastKeyValues: LayerCache[] | null } {
-    checkOptions("GPT2LMHeadModel.forward", options, [...FORWARD_OPTIONS, "labels"]);
-    const { labels, ...rest } = options;
+    checkOptions("GPT2LMHeadModel.forward", options, [...FORWARD_OPTIONS, "labels", "logitsToKeep"]);
+    const { labels, logitsToKeep = 0, ...rest } = options;
+    if (!Number.isInteger(logitsToKeep) || logitsToKeep < 0) throw new RangeError(`GPT2LMHeadModel: logitsToKeep must be a non-negative integer (0 keeps all), got ${logitsToKeep}`);
+    if (logitsToKeep && labels) throw new RangeError("GPT2LMHeadModel: logitsToKeep and labels cannot go together (the loss needs every position's logits)");
     const { lastHiddenState, pastKeyValues } = this.transformer.call(inputIds, rest);
     const weight = this.transformer.wte.weight;
-    if (!labels) return { logits: linear(lastHiddenState, weight), loss: null, pastKeyValues };
+    if (!labels) {
+      const l = lastHiddenState.shape[1];
+      const kept = logitsToKeep && logitsToKeep < l ? narrow(lastHiddenState, 1, l - logitsToKeep, logitsToKeep) : lastHiddenState;
+      return { logits: linear(kept, weight), loss: null, pastKeyValues };
+    }
     if (labels.ndim !== 2 || labels.shape[0] !== inputIds.shape[0] || labels.shape[1] !== inputIds.shape[1]) {
       throw new RangeError(`GPT2LMHeadModel: labels must have inputIds' shape ${formatShape(inputIds.shape)}, got ${formatShape(labels.shape)}`);
     }
