@@ -2,8 +2,8 @@
 # (attn_implementation="sdpa", PyTorch's fused attention) with fused AdamW, the same configs and batches.
 #   python gpt2.py train gpt2|bert   -> training tokens/s on NT threads
 #   python gpt2.py ddp gpt2|bert     -> the same under DDP (gloo), 2 processes of one thread, total tokens/s
-#   python gpt2.py generate          -> greedy generation tokens/s, with and without the KV cache
-# One JSON line per measurement: {"what", "runs", "median", "max", "maxrss_mb"}.
+#   python gpt2.py generate on|off   -> greedy generation tokens/s, with (on) or without the KV cache
+# One workload per process, so that its peak RSS is its own. One JSON line per measurement: {"what", "runs", "median", "max", "maxrss_mb"}.
 import json, os, resource, statistics, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import best_opt
@@ -71,22 +71,21 @@ def ddp(which):
     for p in procs: p.join()
     print(json.dumps({"what": f"ddp {which}", "runs": [round(r) for r in res], "median": statistics.median(res), "max": max(res), "maxrss_mb": rss}), flush=True)
 
-def generate():
+def generate(cache):
+    global STEPS
     torch.set_num_threads(int(os.environ.get("NT", "1")))
     torch.manual_seed(0)
     m = GPT2LMHeadModel._from_config(GPT2Config(**GPT2), attn_implementation="sdpa").eval()
-    prompt = torch.randint(0, GPT2["vocab_size"], (1, 32)); new = 64
-    for cache in (True, False):
-        def step():
-            with torch.no_grad():
-                m.generate(prompt, max_new_tokens=new, min_new_tokens=new, do_sample=False, use_cache=cache, pad_token_id=0)
-        global STEPS
-        saved, STEPS = STEPS, 1
-        report(f"generate cache={'on' if cache else 'off'}", timed(step, new))
-        STEPS = saved
+    prompt = torch.tensor([[(i * 1009) % GPT2["vocab_size"] for i in range(32)]]); new = 64  # bench/gpt2.ts's prompt
+    def step():
+        with torch.no_grad():
+            m.generate(prompt, max_new_tokens=new, min_new_tokens=new, do_sample=False, use_cache=cache, pad_token_id=0)
+    STEPS = 1
+    report(f"generate cache={'on' if cache else 'off'}", timed(step, new))
 
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "train": train(sys.argv[2])
     elif mode == "ddp": ddp(sys.argv[2])
-    else: generate()
+    elif mode == "generate" and sys.argv[2] in ("on", "off"): generate(sys.argv[2] == "on")
+    else: sys.exit(f"gpt2.py: expected train gpt2|bert, ddp gpt2|bert or generate on|off, got {' '.join(sys.argv[1:])}")

@@ -117,9 +117,9 @@ export function generate(model: GPT2LMHeadModel, inputIds: Tensor, options: Gene
       const total = ids.shape[1];
       const fresh: Tensor = cache ? narrow(ids, 1, total - 1, 1) : ids;
       const from = cache ? total - 1 : 0;
-      const r: { logits: Tensor; pastKeyValues: LayerCache[] | null } = model.call(fresh, { pastKeyValues: cache, useCache, attentionMask: mask, positionIds: positionsFor(from, fresh.shape[1]) });
+      const r: { logits: Tensor; pastKeyValues: LayerCache[] | null } = model.call(fresh, { pastKeyValues: cache, useCache, attentionMask: mask, positionIds: positionsFor(from, fresh.shape[1]), logitsToKeep: 1, cacheCapacity: useCache ? l + maxNew : null });
       if (useCache) cache = r.pastKeyValues;
-      const last = select(r.logits, 1, fresh.shape[1] - 1);
+      const last = select(r.logits, 1, 0);
       const rows = last.contiguous();
       const data = (rows.storage.data as Float32Array | Float64Array).subarray(rows.offset, rows.offset + n * vocab);
       const next: number[] = [];

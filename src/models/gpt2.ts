@@ -1,5 +1,6 @@
 import { scaledDotProductAttention } from "../ops/attention.js";
-import { arange, full, tensor } from "../ops/creation.js";
+import { isGradEnabled } from "../autograd/grad_mode.js";
+import { arange, empty, full, tensor } from "../ops/creation.js";
 import { add, mul } from "../ops/elementwise.js";
 import { cat } from "../ops/join.js";
 import { linear } from "../ops/linear.js";
@@ -27,6 +28,21 @@ import { loadPretrainedWeights, savePretrainedWeights, type WeightLayout } from 
 export interface LayerCache {
   key: Tensor;
   value: Tensor;
+  /** Room reserved by `cacheCapacity`: key and value view its first positions (see CacheRoom). */
+  room?: CacheRoom;
+}
+
+/**
+ * [N, H, capacity, headDim] buffers that a cache's keys and values view the first `used` positions
+ * of. A call continuing a cache that ends at `used` writes its keys after them in place, where a
+ * plain cache copies the whole past into a new tensor every step (quadratic in the length, and a
+ * fresh block of a new size each time). Any other continuation (the same cache continued twice,
+ * no room left, autograd on) concatenates, so no view ever sees another continuation's writes.
+ */
+export interface CacheRoom {
+  key: Tensor;
+  value: Tensor;
+  used: number;
 }
 
 export interface GPT2ForwardOptions {
@@ -38,14 +54,24 @@ export interface GPT2ForwardOptions {
   positionIds?: Tensor | null;
   /** Return the keys and values for the next call. */
   useCache?: boolean;
+  /**
+   * With useCache and no pastKeyValues: reserve room for this many positions in the returned cache,
+   * so that later calls append their keys in place (as HF's StaticCache max_cache_len); generate sets it.
+   */
+  cacheCapacity?: number | null;
 }
 
 export interface GPT2LMForwardOptions extends GPT2ForwardOptions {
   /** [N, L] token ids to predict (shifted inside, as HF); -100 carries no loss. */
   labels?: Tensor | null;
+  /**
+   * Logits for the last k positions only, as HF's logits_to_keep (0, the default, keeps all):
+   * generation needs one row, and the vocab-wide head is most of a step's work.
+   */
+  logitsToKeep?: number;
 }
 
-const FORWARD_OPTIONS = ["pastKeyValues", "attentionMask", "positionIds", "useCache"];
+const FORWARD_OPTIONS = ["pastKeyValues", "attentionMask", "positionIds", "useCache", "cacheCapacity"];
 
 export interface GPT2Options {
   dtype?: DType;
@@ -69,23 +95,40 @@ class GPT2Attention extends Module {
     this.resid_dropout = new Dropout(s.residPdrop, { generator: options.generator });
   }
 
-  override forward(x: Tensor, past: LayerCache | null, bias: Tensor | null): { out: Tensor; present: LayerCache } {
+  override forward(x: Tensor, past: LayerCache | null, bias: Tensor | null, capacity: number | null): { out: Tensor; present: LayerCache } {
     const [n, l, e] = x.shape;
     const h = this.s.nHead;
     const d = e / h;
     const qkv = this.c_attn.call(x);
     const heads = (i: number) => permute(reshape(narrow(qkv, 2, i * e, e), [n, l, h, d]), [0, 2, 1, 3]);
-    let [q, k, v] = [heads(0), heads(1), heads(2)];
-    if (past) {
-      k = cat([past.key, k], 2);
-      v = cat([past.value, v], 2);
-    }
+    const q = heads(0);
+    const present = withPast(past, heads(1), heads(2), capacity);
+    const [k, v] = [present.key, present.value];
     // Without a cache or padding the mask is the plain causal flag; otherwise the caller's bias.
     const dropoutP = this.training ? this.s.attnPdrop : 0;
     const y = scaledDotProductAttention(q, k, v, bias ? { attnMask: bias, dropoutP, generator: this.generator } : { isCausal: l > 1, dropoutP, generator: this.generator });
     const merged = reshape(permute(y, [0, 2, 1, 3]), [n, l, e]);
-    return { out: this.resid_dropout.call(this.c_proj.call(merged)), present: { key: k, value: v } };
+    return { out: this.resid_dropout.call(this.c_proj.call(merged)), present };
   }
+}
+
+/** The past keys and values followed by the new ones: in the past's room when it can take them (see CacheRoom). */
+function withPast(past: LayerCache | null, k: Tensor, v: Tensor, capacity: number | null): LayerCache {
+  const p = past ? past.key.shape[2] : 0;
+  const l = k.shape[2];
+  const inPlace = !isGradEnabled() || !(k.requiresGrad || v.requiresGrad);
+  let room = past ? past.room : undefined;
+  if (!past && capacity !== null && capacity >= l && inPlace) {
+    const [n, h, , d] = k.shape;
+    room = { key: empty([n, h, capacity, d], { dtype: k.dtype }), value: empty([n, h, capacity, d], { dtype: v.dtype }), used: 0 };
+  }
+  if (room && room.used === p && p + l <= room.key.shape[2] && inPlace && room.key.dtype === k.dtype && room.value.dtype === v.dtype) {
+    narrow(room.key, 2, p, l).copy_(k);
+    narrow(room.value, 2, p, l).copy_(v);
+    room.used = p + l;
+    return { key: narrow(room.key, 2, 0, p + l), value: narrow(room.value, 2, 0, p + l), room };
+  }
+  return past ? { key: cat([past.key, k], 2), value: cat([past.value, v], 2) } : { key: k, value: v };
 }
 
 class GPT2MLP extends Module {
@@ -121,8 +164,8 @@ class GPT2Block extends Module {
     this.mlp = new GPT2MLP(s, options);
   }
 
-  override forward(x: Tensor, past: LayerCache | null, bias: Tensor | null): { out: Tensor; present: LayerCache } {
-    const a = this.attn.call(this.ln_1.call(x), past, bias);
+  override forward(x: Tensor, past: LayerCache | null, bias: Tensor | null, capacity: number | null): { out: Tensor; present: LayerCache } {
+    const a = this.attn.call(this.ln_1.call(x), past, bias, capacity);
     const h = add(x, a.out);
     return { out: add(h, this.mlp.call(this.ln_2.call(h))), present: a.present };
   }
@@ -202,10 +245,12 @@ export class GPT2Model extends Module {
     let x = this.drop.call(x0);
     const dtype = x.dtype;
     const bias = options.attentionMask || (past > 0 && l > 1) ? attentionBias(n, l, past, options.attentionMask ?? null, dtype) : null;
+    const capacity = options.cacheCapacity ?? null;
+    if (capacity !== null && !(Number.isInteger(capacity) && capacity >= 0)) throw new RangeError(`GPT2Model: cacheCapacity must be a non-negative integer, got ${capacity}`);
     const presents: LayerCache[] = [];
     let i = 0;
     for (const block of this.h) {
-      const r = block.call(x, pastList ? pastList[i++] : null, bias);
+      const r = block.call(x, pastList ? pastList[i++] : null, bias, options.useCache ? capacity : null);
       x = r.out;
       presents.push(r.present);
     }
@@ -245,11 +290,17 @@ export class GPT2LMHeadModel extends Module {
 
   /** logits [N, L, vocab]; loss (mean over labelled next tokens) when labels are given. */
   override forward(inputIds: Tensor, options: GPT2LMForwardOptions = {}): { logits: Tensor; loss: Tensor | null; pastKeyValues: LayerCache[] | null } {
-    checkOptions("GPT2LMHeadModel.forward", options, [...FORWARD_OPTIONS, "labels"]);
-    const { labels, ...rest } = options;
+    checkOptions("GPT2LMHeadModel.forward", options, [...FORWARD_OPTIONS, "labels", "logitsToKeep"]);
+    const { labels, logitsToKeep = 0, ...rest } = options;
+    if (!Number.isInteger(logitsToKeep) || logitsToKeep < 0) throw new RangeError(`GPT2LMHeadModel: logitsToKeep must be a non-negative integer (0 keeps all), got ${logitsToKeep}`);
+    if (logitsToKeep && labels) throw new RangeError("GPT2LMHeadModel: logitsToKeep and labels cannot go together (the loss needs every position's logits)");
     const { lastHiddenState, pastKeyValues } = this.transformer.call(inputIds, rest);
     const weight = this.transformer.wte.weight;
-    if (!labels) return { logits: linear(lastHiddenState, weight), loss: null, pastKeyValues };
+    if (!labels) {
+      const l = lastHiddenState.shape[1];
+      const kept = logitsToKeep && logitsToKeep < l ? narrow(lastHiddenState, 1, l - logitsToKeep, logitsToKeep) : lastHiddenState;
+      return { logits: linear(kept, weight), loss: null, pastKeyValues };
+    }
     if (labels.ndim !== 2 || labels.shape[0] !== inputIds.shape[0] || labels.shape[1] !== inputIds.shape[1]) {
       throw new RangeError(`GPT2LMHeadModel: labels must have inputIds' shape ${formatShape(inputIds.shape)}, got ${formatShape(labels.shape)}`);
     }

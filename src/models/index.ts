@@ -5,7 +5,7 @@
  *   import { models } from "ringtorch";
  *   const gpt = models.GPT2LMHeadModel.fromPretrained("./gpt2");
  */
-export { GPT2Model, GPT2LMHeadModel, causalLmLoss, type GPT2Options, type GPT2ForwardOptions, type GPT2LMForwardOptions, type LayerCache } from "./gpt2.js";
+export { GPT2Model, GPT2LMHeadModel, causalLmLoss, type GPT2Options, type GPT2ForwardOptions, type GPT2LMForwardOptions, type LayerCache, type CacheRoom } from "./gpt2.js";
 export { BertModel, BertForSequenceClassification, type BertOptions, type BertForwardOptions, type BertClassifierForwardOptions } from "./bert.js";
 export { readConfig, type HfConfig } from "./config.js";
 export { generate, pickToken, type GenerateOptions } from "./generate.js";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import * as rt from "../../src/index.js";
 import { models, serialization } from "../../src/index.js";
+import { assertClose } from "../helpers.js";
 
 const dir = new URL("../fixtures/models/gpt2/", import.meta.url).pathname;
 const expected = serialization.load(join(dir, "expected.safetensors"));
@@ -56,6 +57,31 @@ describe("GPT-2 generation", () => {
     seen.clear();
     for (let i = 0; i < 300; i++) seen.add(models.pickToken(logits, { doSample: true, temperature: 1, topK: null, topP: 0.5, generator: gen }));
     assert.deepEqual([...seen].sort(), [1, 5]);
+  });
+
+  it("a cache with reserved room appends in place with HF's logits; continuing one cache twice stays right", () => {
+    rt.noGrad(() => {
+      const ids = expected.input_ids;
+      const l = ids.shape[1];
+      const pre = model.call(ids.narrow(1, 0, 3), { useCache: true, cacheCapacity: l + 1 });
+      const room = pre.pastKeyValues![0].room!;
+      assert.equal(room.used, 3);
+      // A side branch takes the room's next slot first; the main branch must then not write over it.
+      const zero = rt.zeros([ids.shape[0], 1], { dtype: "int32" });
+      const side = model.call(zero, { pastKeyValues: pre.pastKeyValues, useCache: true });
+      assert.equal(side.pastKeyValues![0].room, room, "the side branch appended in place");
+      let cache = pre.pastKeyValues;
+      for (let t = 3; t < l; t++) {
+        const r = model.call(ids.narrow(1, t, 1), { pastKeyValues: cache, useCache: true });
+        assertClose(r.logits, expected.logits.narrow(1, t, 1), 1e-5, 0, `main branch, position ${t}`);
+        cache = r.pastKeyValues;
+      }
+      const sideNext = model.call(zero, { pastKeyValues: side.pastKeyValues, useCache: true });
+      const recomputed = model.call(rt.cat([ids.narrow(1, 0, 3), zero, zero], 1)).logits;
+      assertClose(side.logits, recomputed.narrow(1, 3, 1), 1e-5, 0, "side branch");
+      assertClose(sideNext.logits, recomputed.narrow(1, 4, 1), 1e-5, 0, "side branch, next step");
+    });
+    assert.throws(() => model.call(expected.prompt, { useCache: true, cacheCapacity: -1 }), /cacheCapacity must be a non-negative integer, got -1/);
   });
 
   it("rejects bad options", () => {

@@ -61,6 +61,17 @@ describe("GPT2LMHeadModel from Hugging Face files", () => {
     assertClose(rt.linear(h, lm.transformer.wte.weight), expected.logits, 1e-5, 0, "logits via GPT2Model");
   });
 
+  it("logitsToKeep gives HF's logits of the last positions only", () => {
+    const model = models.GPT2LMHeadModel.fromPretrained(dir);
+    const l = expected.logits.shape[1];
+    for (const k of [1, 2, l, l + 3]) {
+      const kept = Math.min(k, l);
+      assertClose(model.call(expected.input_ids, { logitsToKeep: k }).logits, expected.logits.narrow(1, l - kept, kept), 1e-5, 0, `logitsToKeep ${k}`);
+    }
+    assert.throws(() => model.call(expected.input_ids, { logitsToKeep: -1 }), /logitsToKeep must be a non-negative integer \(0 keeps all\), got -1/);
+    assert.throws(() => model.call(expected.input_ids, { logitsToKeep: 1, labels: expected.labels }), /logitsToKeep and labels cannot go together/);
+  });
+
   it("bad input: a config that disagrees with the weights, a missing file, bad ids", () => {
     const bad = join(tmp, "gpt2-bad");
     cpSync(dir, bad, { recursive: true });
