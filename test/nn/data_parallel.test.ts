@@ -100,7 +100,7 @@ describe("nn.DataParallel on worker threads", () => {
     assert.throws(() => unknown.call(x), /replica 1 failed in its start-up: DataParallel: the worker thread does not know the module class ResidualMLP; export it from a file and name that file in DataParallel's classes option/);
   });
 
-  it("batches that grow and shrink between calls (the pieces' buffers grow), and an integer input, match one thread", () => {
+  it("batches that grow and shrink between calls (the pieces' buffers grow), an integer input, and module.to() after construction match one thread", () => {
     rt.manualSeed(4);
     const model = new nn.Sequential(new nn.Embedding(11, 5), new nn.Linear(5, 2));
     const dp = dataParallel(model, { threads: 2 });
@@ -114,6 +114,16 @@ describe("nn.DataParallel on worker threads", () => {
       [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}, batch ${n}`));
       model.zeroGrad();
     }
+    // module.to() puts new memory under the parameters: the replica is rebuilt over it, with gradient buffers of the new dtype.
+    model.to("float64");
+    const x = rt.randint(0, 11, [9, 4]);
+    const y = rt.randn([9, 4, 2], { dtype: "float64" });
+    const ref = referenceGrads(model, x, y);
+    nn.functional.mseLoss(dp.call(x), y).backward();
+    [...model.parameters()].forEach((p, i) => {
+      assert.equal(p.grad!.dtype, "float64");
+      assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-12, `grad ${i} after module.to("float64")`);
+    });
   });
 
   it("profile: per-thread CPU and per-phase wall time over the calls since resetProfile()", () => {
