@@ -30,9 +30,9 @@ const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE] = WORKER_PHASES.map((_,
 rt.setNumThreads(1);
 
 /** Waiting longer than this without a request, the thread goes back to its event loop (Atomics.waitAsync). */
-const WAIT_SYNC_MS = Number(process.env.DP_SYNC_MS ?? 20);
+const WAIT_SYNC_MS = 20;
 /** And at least this often between requests, so that V8's and Node's tasks for this thread run. */
-const YIELD_EVERY_MS = Number(process.env.DP_YIELD_MS ?? 200);
+const YIELD_EVERY_MS = 200;
 
 let classes: Map<string, typeof rt.nn.Module>;
 let replica: Module;
