@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 30] [--runs 3] [--warmup 40] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 30] [--runs 3] [--warmup 300] [--no-peer]
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
 // at batch 64 and of a small Transformer (2 encoder layers, d 64, 4 heads, sequence 32, batch 32),
@@ -20,10 +20,11 @@ const option = (name: string, fallback: number) => (args.includes(name) ? Number
 const threads = option("--threads", 2);
 const steps = option("--steps", 30);
 const runs = option("--runs", 3);
-// Each replica's thread has a JIT of its own: a worker's code runs optimized only after a few tens
-// of steps (before that, its forward takes 2-3 times as long as the warmed main thread's), so every
-// mode gets the same warm-up before it is timed.
-const warmup = option("--warmup", 40);
+// Each replica's thread has a JIT of its own, which goes on compiling (on V8's background threads,
+// taking the cores the replicas need) for a hundred steps and more: measured on the Transformer,
+// DataParallel's process CPU per step was 1.4x one thread's after 40 steps of warm-up and 1.05x
+// after 300. Every mode gets the same warm-up (300 steps) before it is timed.
+const warmup = option("--warmup", 300);
 
 interface Case {
   name: string;
@@ -54,8 +55,8 @@ const cases: Case[] = [
   },
 ];
 
-/** Steps per second: the median of `runs` timings of `steps` steps, after warm-up. */
-function measure(model: rt.nn.Module, run: rt.nn.Module, x: Tensor, y: Tensor, lossFn: (o: Tensor, y: Tensor) => Tensor): number {
+/** Steps per second (the median of `runs` timings of `steps` steps, after warm-up) and the process's CPU ms per step. */
+function measure(model: rt.nn.Module, run: rt.nn.Module, x: Tensor, y: Tensor, lossFn: (o: Tensor, y: Tensor) => Tensor): { rate: number; cpuMs: number } {
   const opt = new optim.SGD(model.parameters(), { lr: 1e-3 });
   const step = () => {
     opt.zeroGrad();
@@ -63,16 +64,31 @@ function measure(model: rt.nn.Module, run: rt.nn.Module, x: Tensor, y: Tensor, l
     opt.step();
   };
   for (let i = 0; i < warmup; i++) step();
+  if (run instanceof nn.DataParallel) run.resetProfile();
   const rates: number[] = [];
+  const cpu0 = process.cpuUsage();
   for (let r = 0; r < runs; r++) {
     const t0 = performance.now();
     for (let i = 0; i < steps; i++) step();
     rates.push((steps * 1000) / (performance.now() - t0));
   }
-  return median(rates);
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: median(rates), cpuMs: (cpu.user + cpu.system) / 1000 / (runs * steps) };
 }
 
-const results: Record<string, { one: number; intra: number; dp: number }> = {};
+/** Where DataParallel's step goes: each thread's CPU per step, and the wall time of each phase. */
+function describeProfile(name: string, p: rt.nn.DataParallelProfile): string {
+  const phases = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
+  return [
+    `${name}: DataParallel over ${p.calls} steps, ms per step`,
+    `  main thread   cpu ${p.main.cpuMs.toFixed(2)} | wall: ${phases(p.main.wallMs)}`,
+    ...p.workers.map((w, i) => `  worker ${i + 1}      cpu ${w.cpuMs.toFixed(2)} | wall: ${phases(w.wallMs)}`),
+  ].join("\n");
+}
+
+type Measured = ReturnType<typeof measure>;
+const results: Record<string, { one: Measured; intra: Measured; dp: Measured }> = {};
+const profiles: string[] = [];
 for (const c of cases) {
   rt.manualSeed(0);
   const { model, x, y, lossFn } = c.make();
@@ -80,10 +96,11 @@ for (const c of cases) {
   const one = measure(model, model, x, y, lossFn);
   rt.setNumThreads(threads);
   const intra = measure(model, model, x, y, lossFn);
-  const dp = new nn.DataParallel(model, { threads });
-  const dpRate = measure(model, dp, x, y, lossFn);
+  const dp = new nn.DataParallel(model, { threads, profile: true });
+  const dpMeasured = measure(model, dp, x, y, lossFn);
+  profiles.push(describeProfile(c.name, dp.profile()));
   await dp.close();
-  results[c.name] = { one, intra, dp: dpRate };
+  results[c.name] = { one, intra, dp: dpMeasured };
 }
 
 let peer: Record<string, { one: number; intra: number }> | null = null;
@@ -100,8 +117,17 @@ if (!args.includes("--no-peer")) {
 console.log(`\ntraining steps/s, ${threads} threads (ratios over one thread of the same side; last column: ringtorch DataParallel over PyTorch's best)`);
 printTable(
   ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "torch 1 thread", `torch intra-op ${threads}`, "ratio", "rt DP / torch best"],
-  Object.entries(results).map(([name, r]) => {
+  Object.entries(results).map(([name, { one, intra, dp }]) => {
     const p = peer?.[name];
-    return [name, r.one, r.intra, r.intra / r.one, r.dp, r.dp / r.one, p?.one ?? NaN, p?.intra ?? NaN, p ? p.intra / p.one : NaN, p ? r.dp / Math.max(p.one, p.intra) : NaN];
+    return [name, one.rate, intra.rate, intra.rate / one.rate, dp.rate, dp.rate / one.rate, p?.one ?? NaN, p?.intra ?? NaN, p ? p.intra / p.one : NaN, p ? dp.rate / Math.max(p.one, p.intra) : NaN];
   }),
 );
+
+// CPU per step says what each mode costs whatever else the machine runs: DataParallel's ideal is
+// one thread's CPU (the same work, cut in pieces), with its wall time divided by the threads.
+console.log("\nprocess CPU ms per training step (ratio: over one thread)");
+printTable(
+  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio"],
+  Object.entries(results).map(([name, { one, intra, dp }]) => [name, one.cpuMs, intra.cpuMs, intra.cpuMs / one.cpuMs, dp.cpuMs, dp.cpuMs / one.cpuMs]),
+);
+console.log(`\n${profiles.join("\n")}`);

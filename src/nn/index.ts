@@ -34,3 +34,4 @@ export * as init from "./init.js";
 export * as functional from "./functional.js";
 export * as utils from "./utils/index.js";
 export { DataParallel, type DataParallelOptions } from "./data_parallel/data_parallel.js";
+export type { DataParallelProfile, ThreadProfile } from "./data_parallel/profile.js";

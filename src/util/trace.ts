@@ -78,11 +78,22 @@ export function drainTraceSources(into: TraceRecorder): void {
   for (const s of sources) s.drain(into);
 }
 
+/** What a pipeline's send or receive carries across the boundary after stage `boundary`. */
+export const PIPELINE_MESSAGES = ["header", "activation", "gradient"] as const;
+export type PipelineMessage = (typeof PIPELINE_MESSAGES)[number];
+
+/** What a collective or a send/receive is for: a DDP bucket, or a pipeline's message of one micro-batch. */
+export interface CommTraceTag {
+  bucket?: number;
+  params?: number;
+  pipeline?: { what: PipelineMessage; mb: number; boundary: number };
+}
+
 /**
- * What the next collective submitted on this thread is for (a DDP bucket), so that the comm
- * thread's span names it. Set only while tracing, around the one call that submits it.
+ * What the next collective submitted on this thread is for, so that the comm thread's span names
+ * it. Set only while tracing, around the one call that submits it.
  */
-export const commTraceTag: { current: { bucket: number; params: number } | null } = { current: null };
+export const commTraceTag: { current: CommTraceTag | null } = { current: null };
 
 /**
  * Store-based steps the distributed layer runs right after a process group forms, while tracing

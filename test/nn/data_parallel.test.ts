@@ -100,6 +100,51 @@ describe("nn.DataParallel on worker threads", () => {
     assert.throws(() => unknown.call(x), /replica 1 failed in its start-up: DataParallel: the worker thread does not know the module class ResidualMLP; export it from a file and name that file in DataParallel's classes option/);
   });
 
+  it("batches that grow and shrink between calls (the pieces' buffers grow), an integer input, and module.to() after construction match one thread", () => {
+    rt.manualSeed(4);
+    const model = new nn.Sequential(new nn.Embedding(11, 5), new nn.Linear(5, 2));
+    const dp = dataParallel(model, { threads: 2 });
+    for (const n of [3, 40, 7, 64]) {
+      const x = rt.randint(0, 11, [n, 4]);
+      const y = rt.randn([n, 4, 2]);
+      const ref = referenceGrads(model, x, y);
+      const out = dp.call(x);
+      nn.functional.mseLoss(out, y).backward();
+      assert.ok(maxDiff(out, ref.out) <= 1e-6, `output, batch ${n}`);
+      [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}, batch ${n}`));
+      model.zeroGrad();
+    }
+    // module.to() puts new memory under the parameters: the replica is rebuilt over it, with gradient buffers of the new dtype.
+    model.to("float64");
+    const x = rt.randint(0, 11, [9, 4]);
+    const y = rt.randn([9, 4, 2], { dtype: "float64" });
+    const ref = referenceGrads(model, x, y);
+    nn.functional.mseLoss(dp.call(x), y).backward();
+    [...model.parameters()].forEach((p, i) => {
+      assert.equal(p.grad!.dtype, "float64");
+      assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-12, `grad ${i} after module.to("float64")`);
+    });
+  });
+
+  it("profile: per-thread CPU and per-phase wall time over the calls since resetProfile()", () => {
+    rt.manualSeed(5);
+    const model = new nn.Sequential(new nn.Linear(6, 8), new nn.Tanh(), new nn.Linear(8, 3));
+    const dp = dataParallel(model, { threads: 2, profile: true });
+    const x = rt.randn([8, 6]);
+    nn.functional.mseLoss(dp.call(x), rt.randn([8, 3])).backward();
+    dp.resetProfile();
+    for (let i = 0; i < 3; i++) nn.functional.mseLoss(dp.call(x), rt.randn([8, 3])).backward();
+    const p = dp.profile();
+    assert.equal(p.calls, 3);
+    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads"]);
+    assert.equal(p.workers.length, 1);
+    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "copyGrads", "idle"]);
+    // Each replica did work on each call: its forward and backward took time, on its own thread.
+    assert.ok(p.workers[0]!.wallMs.forward > 0 && p.workers[0]!.wallMs.backward > 0);
+    assert.ok(p.main.wallMs.forward > 0);
+    for (const v of [...Object.values(p.main.wallMs), ...Object.values(p.workers[0]!.wallMs), p.main.cpuMs, p.workers[0]!.cpuMs]) assert.ok(Number.isFinite(v) && v >= 0);
+  });
+
   it("refuses what it cannot do, saying why", () => {
     const model = new nn.Linear(4, 2);
     assert.throws(() => new nn.DataParallel(model, { threads: 0 }), /threads must be an integer in 1\.\.64, got 0/);
@@ -109,5 +154,11 @@ describe("nn.DataParallel on worker threads", () => {
     const odd = new nn.Linear(4, 2) as rt.nn.Linear & { scale?: (x: Tensor) => Tensor };
     odd.scale = (x: Tensor) => x.mul(2);
     assert.throws(() => new nn.DataParallel(odd, { threads: 2 }), /module\.scale holds a function \(anonymous\) that a worker thread cannot rebuild/);
+    assert.throws(() => dp.profile(), /profile\(\) needs the profile option/);
+    // A replica keeps one graph: the backward of an earlier call after a later call is refused.
+    const x = rt.randn([4, 4]);
+    const early = dp.call(x);
+    dp.call(x);
+    assert.throws(() => early.sum().backward(), /backward through the output of call \d+, but replica 1 already ran call \d+; run each call's backward before the next call/);
   });
 });

@@ -1,5 +1,6 @@
 import type { CommDType, TypedArray } from "../dtypes.js";
 import type { ReduceOpName } from "../reduce_op.js";
+import type { CommTraceTag } from "../../util/trace.js";
 
 /** Elements [offset, offset + numel) of a typed array; the array is SharedArrayBuffer-backed. */
 export interface BufRef {
@@ -72,8 +73,8 @@ export interface OpMessage {
   /** What this rank called, for RINGTORCH_DISTRIBUTED_DEBUG=DETAIL; null when the check is off. */
   debug: string | null;
   req: Request;
-  /** While tracing: the DDP bucket this collective reduces (the comm thread's span names it). */
-  trace?: { bucket: number; params: number };
+  /** While tracing: the DDP bucket this collective reduces, or the pipeline message a send/recv carries (the comm thread's span names it). */
+  trace?: CommTraceTag;
 }
 
 export interface GroupMessage {

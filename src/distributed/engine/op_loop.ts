@@ -113,6 +113,22 @@ export class OpLoop {
     const reported = new Set<number>();
     link.clear();
     link.deadline = Infinity;
+    // While tracing, each send/recv is a span on the comm thread. Several are in flight at once, so
+    // a span runs from its posting, or from the end of the one before if later, to its completion:
+    // the spans of one thread must not overlap, and completions come in time order.
+    const ring = this.traceRing?.enabled ? this.traceRing : null;
+    const posted: number[] = [];
+    let lastEnd = 0;
+    const finished = (i: number, error: string | null) => {
+      reported.add(i);
+      if (ring) {
+        const end = traceNow();
+        const start = Math.max(posted[i]!, lastEnd);
+        lastEnd = end;
+        ring.write({ outerStart: start, start, end, outerEnd: end, msg: batch[i]!, algorithm: "direct", failed: error !== null });
+      }
+      this.finish(batch[i]!.id, error);
+    };
     const add = (m: OpMessage) => {
       const req = m.req as Extract<OpMessage["req"], { kind: "send" | "recv" }>;
       const e = DTYPE_BYTES[m.dtype];
@@ -123,6 +139,7 @@ export class OpLoop {
       if (req.kind === "send") link.send(req.peer, piece);
       else link.recv(req.peer, piece);
       batch.push(m);
+      if (ring) posted.push(traceNow());
     };
     add(first);
     for (;;) {
@@ -131,21 +148,18 @@ export class OpLoop {
         status = link.runBatch(1);
       } catch (err) {
         link.clear();
-        const unfinished = batch.filter((_, i) => !reported.has(i));
-        const message = await this.failureMessage(unfinished[0] ?? first, err);
+        const unfinished = [...batch.keys()].filter((i) => !reported.has(i));
+        const message = await this.failureMessage(batch[unfinished[0] ?? 0] ?? first, err);
         this.fail(message);
-        for (const m of unfinished) this.finish(m.id, message);
+        for (const i of unfinished) finished(i, message);
         return;
       }
       if (status === TransferStatus.Ok) {
-        batch.forEach((m, i) => reported.has(i) || this.finish(m.id, null));
+        batch.forEach((_, i) => reported.has(i) || finished(i, null));
         return;
       }
-      batch.forEach((m, i) => {
-        if (!reported.has(i) && link.isDone(i)) {
-          reported.add(i);
-          this.finish(m.id, null);
-        }
+      batch.forEach((_, i) => {
+        if (!reported.has(i) && link.isDone(i)) finished(i, null);
       });
       this.pull();
       for (let next = this.queue[0]; next && next.type !== "shutdown"; next = this.queue[0]) {

@@ -1,6 +1,6 @@
 import { type CommDType, DTYPE_BYTES } from "../dtypes.js";
 import type { ReduceOpName } from "../reduce_op.js";
-import { TID_COMM, type TraceArgs, type TraceRecorder, type TraceSource } from "../../util/trace.js";
+import { PIPELINE_MESSAGES, TID_COMM, type CommTraceTag, type TraceArgs, type TraceRecorder, type TraceSource } from "../../util/trace.js";
 import type { Algorithm, OpMessage, Request, RequestKind } from "./messages.js";
 
 /**
@@ -12,7 +12,7 @@ import type { Algorithm, OpMessage, Request, RequestKind } from "./messages.js";
  * behind, new records are counted as dropped rather than overwriting unread ones.
  */
 const CAPACITY = 2048;
-const SLOTS = 14;
+const SLOTS = 18;
 /** Int32 header: 0 enabled, 1 records written, 2 records read, 3 records dropped. */
 const HEADER_BYTES = 16;
 
@@ -68,7 +68,9 @@ export class CommTraceRing implements TraceSource {
       [
         r.outerStart, r.start, r.end, r.outerEnd, KINDS.indexOf(req.kind), requestBytes(req, m.dtype), m.seq, m.group,
         ALGORITHMS.indexOf(r.algorithm), req.op === undefined ? -1 : REDUCE_OPS.indexOf(req.op), DTYPES.indexOf(m.dtype),
-        m.trace ? m.trace.bucket : NaN, m.trace ? m.trace.params : 0, r.failed ? 1 : 0,
+        m.trace?.bucket ?? NaN, m.trace?.params ?? 0, r.failed ? 1 : 0,
+        m.trace?.pipeline ? PIPELINE_MESSAGES.indexOf(m.trace.pipeline.what) : -1, m.trace?.pipeline?.mb ?? 0, m.trace?.pipeline?.boundary ?? 0,
+        "peer" in req ? req.peer : -1,
       ],
       at,
     );
@@ -84,7 +86,9 @@ export class CommTraceRing implements TraceSource {
       const args: TraceArgs = { op: KINDS[s[at + 4]], bytes: s[at + 5], algorithm: ALGORITHMS[s[at + 8]], seq: s[at + 6], group: s[at + 7], dtype: DTYPES[s[at + 10]] };
       if (s[at + 9] >= 0) args.reduceOp = REDUCE_OPS[s[at + 9]];
       if (s[at + 13] === 1) args.failed = true;
-      emitCollective(emit, [s[at], s[at + 1], s[at + 2], s[at + 3]], args, s[at + 11], s[at + 12]);
+      if (s[at + 17] >= 0) args.peer = s[at + 17];
+      const pipeline = s[at + 14] >= 0 ? { what: PIPELINE_MESSAGES[s[at + 14]]!, mb: s[at + 15], boundary: s[at + 16] } : undefined;
+      emitCollective(emit, [s[at], s[at + 1], s[at + 2], s[at + 3]], args, { bucket: s[at + 11], params: s[at + 12], pipeline });
     }
     Atomics.store(this.header, 2, written);
     const dropped = Atomics.exchange(this.header, 3, 0);
@@ -98,16 +102,25 @@ export function emitInline(emit: TraceRecorder, r: CollectiveRecord): void {
   const args: TraceArgs = { op: req.kind, bytes: requestBytes(req, r.msg.dtype), algorithm: r.algorithm, seq: r.msg.seq, group: r.msg.group, dtype: r.msg.dtype, inline: true };
   if (req.op !== undefined) args.reduceOp = req.op;
   if (r.failed) args.failed = true;
-  emitCollective(emit, [r.outerStart, r.start, r.end, r.outerEnd], args, r.msg.trace?.bucket ?? NaN, r.msg.trace?.params ?? 0);
+  if ("peer" in req) args.peer = req.peer;
+  emitCollective(emit, [r.outerStart, r.start, r.end, r.outerEnd], args, r.msg.trace ?? {});
 }
 
-/** A DDP bucket's span encloses its collective's (bucket -1: every bucket in one reduction). */
-function emitCollective(emit: TraceRecorder, t: number[], args: TraceArgs, bucket: number, params: number): void {
+/**
+ * A DDP bucket's span encloses its collective's (bucket -1: every bucket in one reduction). A
+ * pipeline's send or receive is named for what it carries ("send activation", "recv gradient"),
+ * with the micro-batch and the stage boundary (after stage `boundary`) as args.
+ */
+function emitCollective(emit: TraceRecorder, t: number[], args: TraceArgs, tag: CommTraceTag): void {
+  const bucket = tag.bucket ?? NaN;
   if (!Number.isNaN(bucket)) {
     const name = bucket < 0 ? "DDP buckets (all, after backward)" : `DDP bucket ${bucket}`;
-    emit.span(TID_COMM, name, t[0], t[3], { bucket, params, bytes: args.bytes });
+    emit.span(TID_COMM, name, t[0], t[3], { bucket, params: tag.params ?? 0, bytes: args.bytes });
   }
-  emit.span(TID_COMM, String(args.op), t[1], t[2], args);
+  if (tag.pipeline) {
+    const { what, mb, boundary } = tag.pipeline;
+    emit.span(TID_COMM, `${String(args.op)} ${what}`, t[1], t[2], { ...args, message: what, mb, boundary });
+  } else emit.span(TID_COMM, String(args.op), t[1], t[2], args);
 }
 
 /** Bytes of the tensor(s) the collective reduces or moves on this rank (allGather: its output; reduceScatter: its input). */

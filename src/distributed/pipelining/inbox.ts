@@ -3,6 +3,7 @@ import type { Tensor } from "../../tensor/tensor.js";
 import { irecv } from "../point_to_point.js";
 import type { Work } from "../work.js";
 import type { Action } from "./schedule_orders.js";
+import { tagged } from "./trace.js";
 import { ACTIVATION, GRADIENT, HEADER, decodeShape, headerBuffer, type PipelineStage } from "./stage.js";
 
 type Kind = "header" | "activation" | "gradient";
@@ -127,7 +128,8 @@ export class Inbox {
         value = empty(shape);
       }
       const kind = slot.kind === "header" ? HEADER : slot.kind === "activation" ? ACTIVATION : GRADIENT;
-      slot.work = irecv(value, s.peer, receiver.p2p(slot.boundary, kind));
+      const peer = s.peer;
+      slot.work = tagged(slot.kind, slot.mb, slot.boundary, () => irecv(value, peer, receiver.p2p(slot.boundary, kind)));
       slot.value = value;
       s.cursor++;
     }

@@ -9,6 +9,8 @@ import type { Work } from "../work.js";
 import { Inbox } from "./inbox.js";
 import { type Action, gpipeOrder, idealBubbleFraction, oneFOneBOrder } from "./schedule_orders.js";
 import { PipelineStage } from "./stage.js";
+import { spanned } from "./trace.js";
+import { TID_TRAIN, traceNow, traceSpan, tracing } from "../../util/trace.js";
 
 export interface ScheduleOptions {
   /** Micro-batches per step; the batch need not divide evenly (sizes differ by at most one, as torch.tensor_split). */
@@ -166,8 +168,10 @@ export abstract class PipelineScheduleBase {
     const timeline: TimedAction[] = [];
     let peak = 0;
     const t0 = performance.now();
+    const traceStart = tracing.on ? traceNow() : 0;
     order.forEach((action, i) => {
       const start = performance.now();
+      const actionStart = tracing.on ? traceNow() : 0;
       let waitMs = 0;
       const waited = <T>(fn: () => T): T => {
         const w0 = performance.now();
@@ -180,7 +184,7 @@ export abstract class PipelineScheduleBase {
       if (!stage) throw new Error(`internal: ${where} was given an action of stage ${action.stage}, which this rank does not hold`);
       const key = `${action.stage}:${mb}`;
       if (action.kind === "F") {
-        const input = inputs && stage.isFirst ? inputs[mb]! : waited(() => inbox.activation(stage.stageIndex - 1, mb));
+        const input = inputs && stage.isFirst ? inputs[mb]! : waited(() => spanned(`wait activation mb ${mb}`, { mb, stage: action.stage }, () => inbox.activation(stage.stageIndex - 1, mb)));
         const out = this.forward(stage, input, where);
         if (stage.isLast) {
           if (targets![mb]!.shape[0] !== input.shape[0]) {
@@ -193,7 +197,7 @@ export abstract class PipelineScheduleBase {
           saved.set(key, { input, root: scale === 1 ? loss : mul(loss, scale) });
           outputs[mb] = out.detach();
         } else {
-          sends.push(...waited(() => stage.sendActivation(out)));
+          sends.push(...waited(() => stage.sendActivation(out, mb)));
           inbox.sent(stage.stageIndex, mb, out.shape);
           saved.set(key, { input, root: out });
         }
@@ -201,22 +205,28 @@ export abstract class PipelineScheduleBase {
       } else {
         const { input, root } = saved.get(key)!;
         saved.delete(key);
-        const grad = stage.isLast ? undefined : waited(() => inbox.gradient(stage.stageIndex, mb));
+        const grad = stage.isLast ? undefined : waited(() => spanned(`wait gradient mb ${mb}`, { mb, stage: action.stage }, () => inbox.gradient(stage.stageIndex, mb)));
         if (lastBackward.get(action.stage) === i && syncsGradients(stage.submodule)) stage.submodule.prepareForBackward();
         root.backward(grad);
         if (!stage.isFirst) {
           if (!input.grad) throw new Error(`${where}: the output of stage ${stage.stageIndex} does not depend on its input, so no gradient can go back to stage ${stage.stageIndex - 1}`);
-          sends.push(stage.sendGradient(input.grad));
+          sends.push(stage.sendGradient(input.grad, mb));
         }
       }
+      if (actionStart !== 0) traceSpan(TID_TRAIN, `${action.kind === "F" ? "forward" : "backward"} mb ${mb}`, actionStart, { mb, stage: action.stage, waitMs });
       // Post the receives that became possible (a header in, an activation sent) while this rank still has work.
       inbox.pump();
       timeline.push({ kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null });
     });
-    for (const w of sends) w.wait();
+    spanned("wait sends", {}, () => {
+      for (const w of sends) w.wait();
+    });
     const totalMs = performance.now() - t0;
     const busy = timeline.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
     this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };
+    if (traceStart !== 0) {
+      traceSpan(TID_TRAIN, `${this.constructor.name}.step`, traceStart, { microbatches: m, stages: this.stages.map((st) => st.stageIndex).join(","), bubbleFraction: this.lastTimeline.bubbleFraction });
+    }
     return last ? cat(outputs, 0) : undefined;
   }
 

@@ -5,6 +5,7 @@ import { formatShape } from "../../tensor/shape.js";
 import { checkOptions } from "../../util/options.js";
 import { currentWorld } from "../init.js";
 import { irecv, isend } from "../point_to_point.js";
+import { tagged } from "./trace.js";
 import type { ProcessGroup } from "../process_group.js";
 import type { Work } from "../work.js";
 
@@ -121,9 +122,9 @@ export class PipelineStage {
     this.nextExpects = decodeShape(got);
   }
 
-  /** Sends a micro-batch's output to the next stage; the Works finish when it is handed over. */
-  sendActivation(out: Tensor): Work[] {
-    const header = isend(encodeShape(out.shape), this.nextRank, this.p2p(this.stageIndex, HEADER));
+  /** Sends micro-batch `mb`'s output to the next stage; the Works finish when it is handed over. */
+  sendActivation(out: Tensor, mb = -1): Work[] {
+    const header = tagged("header", mb, this.stageIndex, () => isend(encodeShape(out.shape), this.nextRank, this.p2p(this.stageIndex, HEADER)));
     if (this.nextExpects) {
       try {
         this.checkBoundary(this.stageIndex, out.shape, this.nextExpects, this.rank, this.nextRank);
@@ -133,11 +134,12 @@ export class PipelineStage {
         throw error;
       }
     }
-    return [header, isend(contiguous(out.detach()), this.nextRank, this.p2p(this.stageIndex, ACTIVATION))];
+    return [header, tagged("activation", mb, this.stageIndex, () => isend(contiguous(out.detach()), this.nextRank, this.p2p(this.stageIndex, ACTIVATION)))];
   }
 
-  sendGradient(grad: Tensor): Work {
-    return isend(contiguous(grad), this.prevRank, this.p2p(this.stageIndex - 1, GRADIENT));
+  /** Sends the gradient of micro-batch `mb`'s input back to the previous stage. */
+  sendGradient(grad: Tensor, mb = -1): Work {
+    return tagged("gradient", mb, this.stageIndex - 1, () => isend(contiguous(grad), this.prevRank, this.p2p(this.stageIndex - 1, GRADIENT)));
   }
 
   /** Checks an incoming activation's shape against what this stage declared (inputShape). */

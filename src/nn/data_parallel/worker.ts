@@ -1,46 +1,188 @@
 /**
- * One replica of a DataParallel module, on its own thread. It answers each request on its port
- * and then raises its flag, so that the main thread, blocked in Atomics.wait, knows to read the
- * answer with receiveMessageOnPort (a forward or backward call is synchronous on the main thread).
+ * One replica of a DataParallel module, on its own thread. It waits on its control words
+ * (channel.ts) with Atomics.wait, runs the request, writes the answer into the shared buffers and
+ * wakes the main thread, which is blocked in Atomics.wait itself: a step passes no message.
  */
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { workerData, type MessagePort } from "node:worker_threads";
+import { receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
 import * as rt from "../../index.js";
-import { decodeModule, describeTensor, tensorOf, type TensorDesc } from "./replica_codec.js";
+import { copyInPlace } from "../../ops/elementwise.js";
+import { decodeModule } from "./replica_codec.js";
+import * as ch from "./channel.js";
+import { PhaseClock, WORKER_PHASES } from "./profile.js";
 import type { Module } from "../module.js";
+import type { Parameter } from "../parameter.js";
 
 interface Setup {
   port: MessagePort;
-  flags: Int32Array;
-  slot: number;
+  ctrl: Int32Array;
   module: Parameters<typeof decodeModule>[0];
   classes: string[];
+  profile: Float64Array | null;
 }
 
-type Request = { op: "forward"; input: TensorDesc; training: boolean; grad: boolean } | { op: "backward"; grad: TensorDesc } | { op: "module"; module: Setup["module"] };
-
 const setup = workerData as Setup;
-const { port, flags, slot } = setup;
+const { port, ctrl } = setup;
+const clock = setup.profile ? new PhaseClock(setup.profile) : null;
+const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number];
 // One compute thread per replica: the replicas are the parallelism.
 rt.setNumThreads(1);
 
-function reply(message: object): void {
-  port.postMessage(message);
-  Atomics.store(flags, slot, 1);
-  Atomics.notify(flags, slot);
+/** Waiting longer than this without a request, the thread goes back to its event loop (Atomics.waitAsync). */
+const WAIT_SYNC_MS = 20;
+/** And at least this often between requests, so that V8's and Node's tasks for this thread run. */
+const YIELD_EVERY_MS = 200;
+
+let classes: Map<string, typeof rt.nn.Module>;
+let replica: Module;
+let params: Parameter[] = [];
+let gradViews: rt.Tensor[] = [];
+let hasGrad: Int32Array = new Int32Array(new SharedArrayBuffer(4));
+let training = true;
+let input: SharedArrayBuffer | null = null;
+let output: SharedArrayBuffer | null = null;
+let outGrad: SharedArrayBuffer | null = null;
+/** The output whose graph the next backward runs through. */
+let graph: rt.Tensor | null = null;
+let seen = 0;
+let closed = false;
+
+function answer(message?: object): void {
+  if (message) port.postMessage(message);
+  ctrl[ch.STATUS] = message ? ((message as { error?: unknown }).error ? ch.S_ERROR : ch.S_MESSAGE) : ch.S_OK;
+  Atomics.store(ctrl, ch.DONE, seen);
+  Atomics.notify(ctrl, ch.DONE);
+  clock?.addCpu();
+  clock?.start();
 }
 
 function fail(error: unknown): void {
   const e = error as Error;
-  reply({ error: { message: e?.message ?? String(error), stack: e?.stack } });
+  answer({ error: { message: e?.message ?? String(error), stack: e?.stack } });
+}
+
+/** Builds the replica and the buffers its gradients are handed over in; the main thread gets the buffers. */
+function build(encoded: Setup["module"]): object {
+  replica = decodeModule(encoded, classes);
+  training = replica.training;
+  params = [...replica.parameters()];
+  gradViews = params.map((p) => ch.tensorOver(new SharedArrayBuffer(ch.bytesFor(p.dtype, p.numel)), p.dtype, p.shape));
+  hasGrad = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, params.length)));
+  graph = null;
+  return { grads: gradViews.map((g) => g.storage.data.buffer), hasGrad };
+}
+
+/** The message the main thread left with this request (a new input buffer, a module to rebuild). */
+function takeMessage(): { input?: SharedArrayBuffer; module?: Setup["module"] } {
+  for (let tries = 0; ; tries++) {
+    const m = receiveMessageOnPort(port);
+    if (m) return m.message as { input?: SharedArrayBuffer; module?: Setup["module"] };
+    if (tries > 1000) throw new Error("DataParallel: the main thread's message did not arrive with its request");
+    ch.nap(1);
+  }
+}
+
+function forward(): object | undefined {
+  const x = ch.tensorOver(input!, ch.dtypeOf(ctrl[ch.IN_DTYPE]!), ch.readShape(ctrl, ch.IN_SHAPE, ch.IN_NDIM));
+  const wantTraining = (ctrl[ch.FLAGS]! & ch.F_TRAINING) !== 0;
+  if (wantTraining !== training) replica.train((training = wantTraining));
+  graph = null;
+  const out = (ctrl[ch.FLAGS]! & ch.F_GRAD) !== 0 ? (replica.call(x) as unknown) : rt.noGrad(() => replica.call(x) as unknown);
+  clock?.lap(FORWARD);
+  if (!(out instanceof rt.Tensor)) throw new Error(`DataParallel: the module must return one tensor, got ${typeof out}`);
+  graph = out.requiresGrad ? out : null;
+  let message: object | undefined;
+  const bigger = ch.grown(output, ch.bytesFor(out.dtype, out.numel));
+  if (bigger) {
+    output = bigger;
+    outGrad = new SharedArrayBuffer(bigger.byteLength);
+    message = { output, outGrad };
+  }
+  rt.noGrad(() => copyInPlace(ch.tensorOver(output!, out.dtype, out.shape), out.detach()));
+  ctrl[ch.OUT_DTYPE] = ch.dtypeCode(out.dtype);
+  ch.writeShape(ctrl, ch.OUT_SHAPE, ch.OUT_NDIM, out.shape, "output");
+  clock?.lap(COPY_OUTPUT);
+  return message;
+}
+
+function backward(): void {
+  if (!graph) throw new Error("DataParallel: backward reached a replica without a recorded forward");
+  const root = graph;
+  graph = null;
+  root.backward(ch.tensorOver(outGrad!, root.dtype, root.shape));
+  clock?.lap(BACKWARD);
+  rt.noGrad(() => {
+    for (let i = 0; i < params.length; i++) {
+      const g = params[i]!.grad;
+      hasGrad[i] = g ? 1 : 0;
+      if (!g) continue;
+      copyInPlace(gradViews[i]!, g);
+      params[i]!.grad = null;
+      // Nothing else holds a replica's gradient: its memory is reused by the next step at once.
+      g.storage.release();
+    }
+  });
+  clock?.lap(COPY_GRADS);
+}
+
+/** Runs one request; false once the main thread has closed this replica. */
+function handle(): boolean {
+  clock?.lap(IDLE);
+  try {
+    const op = ctrl[ch.OP]!;
+    let message: object | undefined;
+    if (ctrl[ch.FLAGS]! & ch.F_PORT) {
+      const m = takeMessage();
+      if (m.input) input = m.input;
+      if (m.module) message = build(m.module);
+    }
+    if (op === ch.OP_CLOSE) {
+      closed = true;
+      clearInterval(keepAlive);
+      port.close();
+      return false;
+    }
+    if (op === ch.OP_FORWARD) message = forward();
+    else if (op === ch.OP_BACKWARD) backward();
+    answer(message);
+  } catch (error) {
+    fail(error);
+  }
+  return true;
+}
+
+// Waiting in Atomics.waitAsync holds no handle: this keeps the thread's event loop from ending.
+const keepAlive = setInterval(() => {}, 1 << 30);
+let lastYield = performance.now();
+function loop(): void {
+  for (;;) {
+    const cmd = Atomics.load(ctrl, ch.CMD);
+    if (cmd !== seen) {
+      seen = cmd;
+      if (!handle()) return;
+      continue;
+    }
+    if (performance.now() - lastYield > YIELD_EVERY_MS) {
+      lastYield = performance.now();
+      setImmediate(loop);
+      return;
+    }
+    if (Atomics.wait(ctrl, ch.CMD, seen, WAIT_SYNC_MS) === "timed-out") {
+      lastYield = performance.now();
+      const waiting = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync(ctrl, ch.CMD, seen);
+      if (waiting.async) void (waiting.value as Promise<unknown>).then(loop);
+      else setImmediate(loop);
+      return;
+    }
+  }
 }
 
 async function classRegistry(): Promise<Map<string, typeof rt.nn.Module>> {
-  const classes = new Map<string, typeof rt.nn.Module>();
+  const found = new Map<string, typeof rt.nn.Module>();
   const add = (ns: Record<string, unknown>) => {
     for (const [name, value] of Object.entries(ns)) {
-      if (typeof value === "function" && value.prototype instanceof rt.nn.Module) classes.set(name, value as typeof rt.nn.Module);
+      if (typeof value === "function" && value.prototype instanceof rt.nn.Module) found.set(name, value as typeof rt.nn.Module);
     }
   };
   add(rt.nn as unknown as Record<string, unknown>);
@@ -49,41 +191,28 @@ async function classRegistry(): Promise<Map<string, typeof rt.nn.Module>> {
     const ns = url.endsWith(".ts") ? (createRequire(import.meta.url)(fileURLToPath(url)) as Record<string, unknown>) : ((await import(url)) as Record<string, unknown>);
     add(ns);
   }
-  return classes;
+  return found;
 }
 
-let replica: Module;
-let output: rt.Tensor | null = null;
 // A failure anywhere is answered, so the main thread never waits out its timeout for a dead replica.
 process.on("uncaughtException", fail);
 process.on("unhandledRejection", fail);
+process.on("exit", () => {
+  if (closed) return;
+  ctrl[ch.STATUS] = ch.S_EXITED;
+  Atomics.store(ctrl, ch.DONE, Atomics.load(ctrl, ch.CMD));
+  Atomics.notify(ctrl, ch.DONE);
+});
 // No top-level await: from sources this file is loaded through tsx's CommonJS hook.
-void classRegistry().then((classes) => {
-  replica = decodeModule(setup.module, classes);
-  port.on("message", (request: Request) => {
-    try {
-      if (request.op === "module") {
-        replica = decodeModule(request.module, classes);
-        reply({});
-      } else if (request.op === "forward") {
-        replica.train(request.training);
-        output = null;
-        const input = tensorOf(request.input);
-        const out = request.grad ? (replica.call(input) as unknown) : rt.noGrad(() => replica.call(input) as unknown);
-        if (!(out instanceof rt.Tensor)) throw new Error(`DataParallel: the module must return one tensor, got ${typeof out}`);
-        output = out.requiresGrad ? out : null;
-        reply({ output: describeTensor(out.contiguous()) });
-      } else {
-        if (!output) throw new Error("DataParallel: backward reached a replica without a recorded forward");
-        const params = [...replica.parameters()];
-        for (const p of params) p.grad = null;
-        output.backward(tensorOf(request.grad));
-        output = null;
-        reply({ grads: params.map((p) => (p.grad ? describeTensor(p.grad.contiguous()) : null)) });
-      }
-    } catch (error) {
-      fail(error);
-    }
+void classRegistry()
+  .then((found) => {
+    classes = found;
+    // The start-up request (CMD 1, set before this thread started) is answered with the gradient buffers.
+    seen = Atomics.load(ctrl, ch.CMD);
+    answer(build(setup.module));
+    loop();
+  })
+  .catch((error: unknown) => {
+    seen = Atomics.load(ctrl, ch.CMD);
+    fail(error);
   });
-  reply({ ready: true });
-}).catch(fail);

@@ -1,0 +1,92 @@
+import { DTYPES, arrayTypeOf, itemSize, type DType } from "../../tensor/dtype.js";
+import { Storage } from "../../tensor/storage.js";
+import { Tensor } from "../../tensor/tensor.js";
+
+/**
+ * The per-step protocol between the main thread and one replica's worker thread: a small block of
+ * shared Int32 words, waited on with Atomics.wait/notify, and buffers that both threads keep for
+ * the replica's lifetime. A step passes no message: the main thread copies the replica's piece of
+ * the batch into `input`, the worker writes its output into `output`, the main thread writes the
+ * output's gradient into `outGrad`, and the worker copies each parameter's gradient into its own
+ * buffer, which the main thread adds into `.grad`. Messages (MessagePort) carry only what cannot
+ * live in shared words: a replaced buffer, a rebuilt module, an error.
+ *
+ * Why not a message per step: structured clones of tensor descriptions cost more than a small
+ * model's whole step (each received shape array also has another hidden class than the ones the
+ * compiled code had seen, so V8 kept deoptimizing and recompiling on its background threads).
+ */
+export const CMD = 0; // bumped by the main thread for each request
+export const DONE = 1; // set to CMD's value by the worker when the request is answered
+export const OP = 2;
+export const FLAGS = 3; // F_GRAD | F_TRAINING for a forward
+export const STATUS = 4; // what the worker left on the port with its answer (S_*)
+export const IN_DTYPE = 5;
+export const IN_NDIM = 6;
+export const OUT_DTYPE = 7;
+export const OUT_NDIM = 8;
+export const FORWARD_ID = 9; // the forward the worker holds the graph of
+export const IN_SHAPE = 16;
+export const OUT_SHAPE = IN_SHAPE + 16;
+export const MAX_DIMS = 16;
+export const WORDS = OUT_SHAPE + MAX_DIMS;
+
+export const OP_START = 1;
+export const OP_FORWARD = 2;
+export const OP_BACKWARD = 3;
+export const OP_MESSAGE = 4; // only the message on the port (a rebuilt module)
+export const OP_CLOSE = 5;
+
+export const F_GRAD = 1;
+export const F_TRAINING = 2;
+export const F_PORT = 4; // a message waits on the port with this request
+
+
+export const S_OK = 0;
+export const S_ERROR = 1; // { error } waits on the port
+export const S_MESSAGE = 2; // new buffers wait on the port: { output, outGrad } or { grads, hasGrad }
+export const S_EXITED = 3; // the worker thread is ending without having been closed
+
+/** A shape written into the control words at `at`. */
+export function writeShape(ctrl: Int32Array, at: number, ndimAt: number, shape: readonly number[], what: string): void {
+  if (shape.length > MAX_DIMS) throw new RangeError(`DataParallel: the ${what} has ${shape.length} dimensions; at most ${MAX_DIMS} are supported`);
+  ctrl[ndimAt] = shape.length;
+  for (let i = 0; i < shape.length; i++) ctrl[at + i] = shape[i]!;
+}
+
+/** A shape read from the control words, as an ordinary array (the same hidden class as any other shape). */
+export function readShape(ctrl: Int32Array, at: number, ndimAt: number): number[] {
+  const shape: number[] = [];
+  const n = ctrl[ndimAt]!;
+  for (let i = 0; i < n; i++) shape.push(ctrl[at + i]!);
+  return shape;
+}
+
+export const dtypeCode = (dtype: DType): number => DTYPES.indexOf(dtype);
+export const dtypeOf = (code: number): DType => DTYPES[code]!;
+
+/** Bytes for `numel` elements of `dtype`, rounded up to whole 8-byte words (any typed array fits). */
+export function bytesFor(dtype: DType, numel: number): number {
+  return Math.ceil((numel * itemSize(dtype)) / 8) * 8;
+}
+
+/** A buffer of at least `bytes`, growing by half again so that slowly growing shapes do not reallocate each step. */
+export function grown(buffer: SharedArrayBuffer | null, bytes: number): SharedArrayBuffer | null {
+  if (buffer && buffer.byteLength >= bytes) return null;
+  return new SharedArrayBuffer(Math.max(64, bytes, Math.ceil((buffer?.byteLength ?? 0) * 1.5)));
+}
+
+/** A contiguous tensor of `shape` over the start of `buffer` (memory the protocol owns: never released to a pool). */
+export function tensorOver(buffer: SharedArrayBuffer, dtype: DType, shape: readonly number[]): Tensor {
+  const Ctor = arrayTypeOf(dtype);
+  let numel = 1;
+  for (const d of shape) numel *= d;
+  const storage = new Storage(dtype, new Ctor(buffer, 0, numel));
+  storage.expose();
+  return new Tensor(storage, shape);
+}
+
+const napWord = new Int32Array(new SharedArrayBuffer(4));
+/** Sleeps this thread (Atomics.wait on a word nobody changes). */
+export function nap(ms: number): void {
+  Atomics.wait(napWord, 0, 0, ms);
+}
