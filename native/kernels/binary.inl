@@ -5,16 +5,15 @@ template <class S, class VecF, class ScalarF>
 static inline void binary_run(const typename S::T* a, int64_t sa, const typename S::T* b, int64_t sb,
                               typename S::T* out, int64_t n, VecF vf, ScalarF sf) {
   using V = typename S::V;
-  constexpr int W = S::W;
   int64_t i = 0;
   if (sa == 1 && sb == 1) {
-    for (; i + W <= n; i += W) S::store(out + i, vf(S::load(a + i), S::load(b + i)));
+    i = write_vectors<S>(out, 0, n, [&](int64_t j) { return vf(S::load(a + j), S::load(b + j)); });
   } else if (sa == 0 && sb == 1) {
     const V va = S::set1(a[0]);
-    for (; i + W <= n; i += W) S::store(out + i, vf(va, S::load(b + i)));
+    i = write_vectors<S>(out, 0, n, [&](int64_t j) { return vf(va, S::load(b + j)); });
   } else if (sa == 1 && sb == 0) {
     const V vb = S::set1(b[0]);
-    for (; i + W <= n; i += W) S::store(out + i, vf(S::load(a + i), vb));
+    i = write_vectors<S>(out, 0, n, [&](int64_t j) { return vf(S::load(a + j), vb); });
   }
   for (; i < n; i++) out[i] = sf(a[i * sa], b[i * sb]);
 }

@@ -11,6 +11,7 @@ struct F32 {
   static V set1(T x) { return _mm256_set1_ps(x); }
   static V load(const T* p) { return _mm256_loadu_ps(p); }
   static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
+  static void stream(T* p, V v) { _mm256_stream_ps(p, v); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
@@ -83,6 +84,7 @@ struct F64 {
   static V set1(T x) { return _mm256_set1_pd(x); }
   static V load(const T* p) { return _mm256_loadu_pd(p); }
   static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
+  static void stream(T* p, V v) { _mm256_stream_pd(p, v); }
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
   static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
@@ -122,5 +124,9 @@ struct F64 {
     _mm256_storeu_pd(d + 3 * ld, _mm256_permute2f128_pd(t1, t3, 0x31));
   }
 };
+
+// Non-temporal stores (stream) need their address aligned to sizeof(V); fence orders them.
+constexpr bool kHasStream = true;
+static inline void stream_fence() { _mm_sfence(); }
 
 #define RT_ISA_NAME "avx2"

@@ -11,6 +11,7 @@ struct F32 {
   static V set1(T x) { return _mm512_set1_ps(x); }
   static V load(const T* p) { return _mm512_loadu_ps(p); }
   static void store(T* p, V v) { _mm512_storeu_ps(p, v); }
+  static void stream(T* p, V v) { _mm512_stream_ps(p, v); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
@@ -56,6 +57,7 @@ struct F64 {
   static V set1(T x) { return _mm512_set1_pd(x); }
   static V load(const T* p) { return _mm512_loadu_pd(p); }
   static void store(T* p, V v) { _mm512_storeu_pd(p, v); }
+  static void stream(T* p, V v) { _mm512_stream_pd(p, v); }
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
@@ -81,5 +83,9 @@ struct F64 {
   static constexpr bool kHasTranspose = false;
   static void transpose_store(const T*, int64_t, int, T*, int64_t) {}
 };
+
+// Non-temporal stores (stream) need their address aligned to sizeof(V); fence orders them.
+constexpr bool kHasStream = true;
+static inline void stream_fence() { _mm_sfence(); }
 
 #define RT_ISA_NAME "avx512"

@@ -27,6 +27,7 @@ struct F32 {
   static V set1(T x) { return V{x, x, x, x}; }
   static V load(const T* p) { V v; __builtin_memcpy(&v, p, sizeof v); return v; }
   static void store(T* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+  static void stream(T* p, V v) { store(p, v); }
   static V add(V a, V b) { return a + b; }
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
@@ -74,6 +75,7 @@ struct F64 {
   static V set1(T x) { return V{x, x}; }
   static V load(const T* p) { V v; __builtin_memcpy(&v, p, sizeof v); return v; }
   static void store(T* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+  static void stream(T* p, V v) { store(p, v); }
   static V add(V a, V b) { return a + b; }
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
@@ -102,5 +104,9 @@ struct F64 {
   static constexpr bool kHasTranspose = false;
   static void transpose_store(const T*, int64_t, int, T*, int64_t) {}
 };
+
+// No non-temporal stores here: stream is store.
+constexpr bool kHasStream = false;
+static inline void stream_fence() {}
 
 #define RT_ISA_NAME "portable"

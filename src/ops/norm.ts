@@ -1,9 +1,9 @@
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
-import { needsGrad, record } from "../autograd/record.js";
+import { needsGrad, needsGradOf, record } from "../autograd/record.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
 import type { TypedArray } from "../tensor/dtype.js";
-import type { Tensor } from "../tensor/tensor.js";
+import { Tensor } from "../tensor/tensor.js";
 import { autocastFloat32 } from "./autocast.js";
 import { add, mul, rsqrt, sub } from "./elementwise.js";
 import { mean, sum } from "./reduction.js";
@@ -33,11 +33,37 @@ function dataOf(t: Tensor | null): TypedArray | null {
   return t.offset === 0 && t.numel === d.length ? d : (d.subarray(t.offset, t.offset + t.numel) as TypedArray);
 }
 
+/** An optional weight or bias the fast path can hand to the kernel as it is. */
+function plainParam(t: Tensor | null | undefined, x: Tensor, cols: number): boolean {
+  return !t || (t instanceof Tensor && t.dtype === x.dtype && t.ndim === 1 && t.shape[0] === cols && t.hasDenseStrides() && !needsGradOf(t));
+}
+
+/**
+ * The common call: a dense float32/float64 tensor normalised over its last dim, with nothing to
+ * record. One kernel call, without the checks' and the general path's temporary arrays; null when
+ * the general path must run (it also gives the errors).
+ */
+function lastDimNoGrad(x: Tensor, normalizedShape: readonly number[], weight: Tensor | null | undefined, bias: Tensor | null | undefined, eps: number): Tensor | null {
+  if (!(x instanceof Tensor) || (x.dtype !== "float32" && x.dtype !== "float64") || x.ndim === 0 || typeof eps !== "number") return null;
+  if (!Array.isArray(normalizedShape) || normalizedShape.length !== 1) return null;
+  const cols = x.shape[x.ndim - 1];
+  if (normalizedShape[0] !== cols || cols === 0 || !x.hasDenseStrides() || needsGradOf(x)) return null;
+  if (!plainParam(weight, x, cols) || !plainParam(bias, x, cols)) return null;
+  const rows = x.numel / cols;
+  const out = emptyLike(x);
+  if (rows === 0) return out;
+  const [m, r] = scratchFor(x.dtype, rows);
+  getBackend().layerNorm(dataOf(x)!, rows, cols, dataOf(weight ?? null), dataOf(bias ?? null), eps, out.storage.data, m, r);
+  return out;
+}
+
 /**
  * torch.nn.functional.layer_norm: normalises over the trailing `normalizedShape` dims with the
  * biased variance, then scales by weight and shifts by bias (both of `normalizedShape`, optional).
  */
 export function layerNorm(x: Tensor, normalizedShape: readonly number[], weight?: Tensor | null, bias?: Tensor | null, eps = 1e-5): Tensor {
+  const fast = lastDimNoGrad(x, normalizedShape, weight, bias, eps);
+  if (fast) return fast;
   if (hasBFloat16OutsideAutocast(x, normalizedShape, weight, bias, eps)) return inFloat32(layerNorm, [x, normalizedShape, weight, bias, eps]);
   assertTensor(x, "layerNorm");
   [x, weight, bias] = [autocastFloat32(x), autocastFloat32(weight), autocastFloat32(bias)];

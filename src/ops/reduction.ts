@@ -1,7 +1,8 @@
 import { getBackend } from "../backend/index.js";
 import { needsGradOf, record } from "../autograd/record.js";
 import { formatShape, normalizeDim, shapesEqual, type Shape } from "../tensor/shape.js";
-import type { Tensor } from "../tensor/tensor.js";
+import { SHARED_LAYOUT, Tensor } from "../tensor/tensor.js";
+import { allocate } from "../tensor/storage.js";
 import { expand, reshape } from "./view.js";
 import { assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { hasBFloat16, inFloat32 } from "./bfloat16.js";
@@ -44,16 +45,19 @@ function sumAxis(x: Tensor, dim: number): Tensor {
   return out;
 }
 
+/** The (frozen, shared) shape and strides of a 0-d result. */
+const SCALAR_SHAPE: readonly number[] = Object.freeze([]);
+
 /** The sum over dims (all when omitted); int32 and bool sum to int32. */
 export function sum(x: Tensor, dim?: Dims, keepdim = false): Tensor {
-  if (hasBFloat16(x, dim, keepdim)) return inFloat32(sum, [x, dim, keepdim]);
-  assertTensor(x, "sum");
   // The whole of a dense float vector: one kernel call into a 0-d tensor (the same single pass as below).
-  if (dim === undefined && !keepdim && x.ndim === 1 && (x.dtype === "float32" || x.dtype === "float64") && x.hasDenseStrides()) {
-    const out = emptyTensor(x.dtype, []);
+  if (dim === undefined && !keepdim && x instanceof Tensor && x.ndim === 1 && (x.dtype === "float32" || x.dtype === "float64") && x.hasDenseStrides()) {
+    const out = new Tensor(allocate(x.dtype, 1, false), SCALAR_SHAPE, SCALAR_SHAPE, 0, SHARED_LAYOUT);
     getBackend().reduce("sum", x.storage.data, x.offset, 1, x.numel, 1, out.storage.data, null);
     return needsGradOf(x) ? record(out, "SumBackward", [x], (g) => [expand(reshape(g, [1]), x.shape)]) : out;
   }
+  if (hasBFloat16(x, dim, keepdim)) return inFloat32(sum, [x, dim, keepdim]);
+  assertTensor(x, "sum");
   const dims = reductionDims(dim, x.ndim, "sum");
   let acc = contiguousData(x, x.dtype === "bool" ? "int32" : x.dtype);
   // Reducing the highest dim first keeps every intermediate contiguous.

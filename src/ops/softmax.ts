@@ -1,13 +1,13 @@
 import { autocastFloat32 } from "./autocast.js";
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
-import { record } from "../autograd/record.js";
+import { needsGradOf, record } from "../autograd/record.js";
 import { normalizeDim } from "../tensor/shape.js";
-import type { Tensor } from "../tensor/tensor.js";
+import { Tensor } from "../tensor/tensor.js";
 import { exp, mul, sub } from "./elementwise.js";
 import { installMethods } from "./install.js";
 import { sum } from "./reduction.js";
-import { assertFloating, assertTensor, contiguousData, emptyTensor, viewOf } from "./util.js";
+import { assertFloating, assertTensor, contiguousData, emptyLike, emptyTensor, viewOf } from "./util.js";
 import { transpose } from "./view.js";
 import { hasBFloat16OutsideAutocast, inFloat32 } from "./bfloat16.js";
 
@@ -64,14 +64,32 @@ function softmaxImpl(x: Tensor, dim: number, log: boolean): Tensor {
   );
 }
 
+/**
+ * The common call: a dense float32/float64 tensor along its last dim, with nothing to record. One
+ * kernel call into a tensor sharing x's layout; null when the general path must run (it builds the
+ * row view, the detached copy and the backward closure that an inference loop never uses).
+ */
+function lastDimNoGrad(x: Tensor, dim: number, log: boolean): Tensor | null {
+  if (!(x instanceof Tensor) || (x.dtype !== "float32" && x.dtype !== "float64") || x.ndim === 0) return null;
+  if ((dim !== -1 && dim !== x.ndim - 1) || !x.hasDenseStrides() || needsGradOf(x)) return null;
+  const cols = x.shape[x.ndim - 1];
+  const out = emptyLike(x);
+  if (x.numel > 0) getBackend().softmax(x.storage.data, x.offset, x.numel / cols, cols, log, out.storage.data);
+  return out;
+}
+
 /** exp(x) / Σ exp(x) along dim, computed with the maximum subtracted so that large inputs do not overflow. */
 export function softmax(x: Tensor, dim: number): Tensor {
+  const fast = lastDimNoGrad(x, dim, false);
+  if (fast) return fast;
   if (hasBFloat16OutsideAutocast(x, dim)) return inFloat32(softmax, [x, dim]);
   return softmaxImpl(x, dim, false);
 }
 
 /** log(softmax(x)) along dim, computed as x − max − log Σ exp(x − max). */
 export function logSoftmax(x: Tensor, dim: number): Tensor {
+  const fast = lastDimNoGrad(x, dim, true);
+  if (fast) return fast;
   if (hasBFloat16OutsideAutocast(x, dim)) return inFloat32(logSoftmax, [x, dim]);
   return softmaxImpl(x, dim, true);
 }

@@ -88,7 +88,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       checkRun("unary", "out", out, 0, n);
       if (n === 0) return;
       if (!isFloatArray(x) || !isFloatArray(out)) return referenceBackend.unary(op, x, xOffset, out, n, p0, p1);
-      sameType("unary", x, out);
+      if (x.constructor !== out.constructor) sameType("unary", x, out);
       native.unary(UNARY[op], x, xOffset, out, n, p0, p1);
     },
 
@@ -148,7 +148,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       if (indices) checkRun("reduce", "indices", indices, 0, outer * inner);
       if (outer * inner === 0) return;
       if (!isFloatArray(x) || !isFloatArray(out)) return referenceBackend.reduce(op, x, xOffset, outer, size, inner, out, indices);
-      sameType("reduce", x, out);
+      if (x.constructor !== out.constructor) sameType("reduce", x, out);
       native.reduce(REDUCE[op], x, xOffset, outer, size, inner, out, indices);
     },
 
@@ -179,7 +179,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       checkRun("softmax", "out", out, 0, rows * cols);
       if (rows * cols === 0) return;
       if (!isFloatArray(x) || !isFloatArray(out)) return referenceBackend.softmax(x, xOffset, rows, cols, log, out);
-      sameType("softmax", x, out);
+      if (x.constructor !== out.constructor) sameType("softmax", x, out);
       native.softmax(x, xOffset, rows, cols, log, out);
     },
 
