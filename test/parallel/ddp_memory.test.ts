@@ -5,14 +5,16 @@ import type { DdpComm } from "../../src/parallel/comm.js";
 import { exposeCollector } from "../../src/tensor/arena.js";
 
 /**
- * The tensor memory a DDP training step holds, bounded by a formula from the model's sizes: the
- * arena's held high-water mark (memoryPool.stats().heldHighWater, every block JavaScript held at
- * once, dead ones the collector had not yet found included) over a run of steps, against
- *   parameters + gradients + Adam's two moments + activations (and their gradients)
- *   + what the collector may not yet have found (see `collectorSlack`),
- * all computed from the layer widths, not read from the model or from a recorded run. A second
- * copy of the gradients (flat buckets beside .grad), or dead gradients piling up step after step
- * until a full collection (as DDP's reducer once did, 36 → 97 MiB over ten steps), breaks it.
+ * The tensor memory DDP training holds, against formulas from the model's sizes (layer widths,
+ * not read from the model or from a recorded run):
+ * - between steps, after a full collection: parameters + gradients + Adam's two moments + input,
+ *   so DDP keeps no second copy of the gradients (flat buckets beside .grad) and no activation
+ *   outlives its backward;
+ * - the arena's held high-water mark over twelve steps (memoryPool.stats().heldHighWater: every
+ *   block JavaScript held at once, dead ones not yet collected included): the live tensors plus
+ *   activations, plus what the arena's policy lets the collector leave uncollected
+ *   (`collectorSlack`), so memory that piles up past the policy breaks it. Anything tighter
+ *   depends on when V8 promotes a tensor, which moves with unrelated allocations.
  * Skipped on the reference backend, which has no arena.
  */
 rt.getBackend();
