@@ -7,7 +7,7 @@
 // median of `runs` timings of `steps` steps), with each side's peak resident memory. With
 // --ranks N, both sides train with DDP on N processes of one thread each (ringrun and
 // bench/workers/cnn_ddp.ts; PyTorch's DDP over gloo), the global batch split over the ranks, and
-// the figures are total samples/s (rank 0's peak memory).
+// the figures are total samples/s, with each rank's own peak memory.
 import { execFileSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import { backendName, manualSeed, randint, randn } from "../src/index.js";
@@ -16,6 +16,7 @@ import * as optim from "../src/optim/index.js";
 import { fashionCnn } from "../examples/fashion_mnist_cnn.js";
 import { median, printTable, setThreads, torchPeer, type Measured } from "./mlp.js";
 import { peerScript } from "./peer.js";
+import { parseRankRss } from "./rss.js";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -47,7 +48,7 @@ function ringtorch(): Measured {
     rates.push((steps * batch) / ((performance.now() - t0) / 1000));
   }
   console.log(`ringtorch (${backendName()} backend) samples/s runs=[${rates.map(Math.round).join(", ")}]`);
-  return { median: median(rates), max: Math.max(...rates), rssMb: process.resourceUsage().maxRSS / 1024 };
+  return { median: median(rates), max: Math.max(...rates), rssMb: [process.resourceUsage().maxRSS / 1024] };
 }
 
 /** The same training under ringrun and DDP on `ranks` one-thread processes. */
@@ -57,9 +58,9 @@ function ringtorchRanks(ranks: number): Measured {
   }).toString();
   const line = out.split("\n").find((l) => l.includes("RESULT "));
   if (!line) throw new Error(`bench/cnn: no result from the ringtorch ranks:\n${out}`);
-  const { rates, rssMb } = JSON.parse(line.slice(line.indexOf("RESULT ") + 7)) as { rates: number[]; rssMb: number };
+  const { rates } = JSON.parse(line.slice(line.indexOf("RESULT ") + 7)) as { rates: number[] };
   console.log(`ringtorch DDP ${ranks} ranks total samples/s runs=[${rates.map(Math.round).join(", ")}]`);
-  return { median: median(rates), max: Math.max(...rates), rssMb };
+  return { median: median(rates), max: Math.max(...rates), rssMb: parseRankRss(out) };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

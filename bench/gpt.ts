@@ -69,7 +69,7 @@ function ringtorch(runs: number, steps: number, warmup: number): Measured {
     rates.push((steps * B * T) / ((performance.now() - t0) / 1000));
   }
   console.log(`ringtorch (${backendName()} backend) tokens/s runs=[${rates.map(Math.round).join(", ")}]`);
-  return { median: median(rates), max: Math.max(...rates), rssMb: process.resourceUsage().maxRSS / 1024 };
+  return { median: median(rates), max: Math.max(...rates), rssMb: [process.resourceUsage().maxRSS / 1024] };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -9,6 +9,7 @@ import { backendName, getBackend, manualSeed, randint, randn } from "../src/inde
 import * as nn from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
+import { parseRankRss } from "./rss.js";
 
 export { peerScript };
 
@@ -24,7 +25,8 @@ const B = 64;
 export interface Measured {
   median: number;
   max: number;
-  rssMb: number;
+  /** Peak RSS in MB of each rank's own process (one entry for a one-process run). */
+  rssMb: number[];
 }
 
 function ringtorch(): Measured {
@@ -48,7 +50,7 @@ function ringtorch(): Measured {
     rates.push((steps * B) / ((performance.now() - t0) / 1000));
   }
   console.log(`ringtorch (${backendName()} backend) samples/s runs=[${rates.map(Math.round).join(", ")}]`);
-  return { median: median(rates), max: Math.max(...rates), rssMb: process.resourceUsage().maxRSS / 1024 };
+  return { median: median(rates), max: Math.max(...rates), rssMb: [process.resourceUsage().maxRSS / 1024] };
 }
 
 /** Pins the cpu backend's thread pool (both sides of the comparison run on one thread by default). */
@@ -56,7 +58,12 @@ export function setThreads(n: number): void {
   (getBackend() as { setNumThreads?: (n: number) => void }).setNumThreads?.(n);
 }
 
-/** Runs a peer script (bench/torch/) under the strongest PyTorch here, reporting its "median=" figure and its own peak RSS. */
+/**
+ * Runs a peer script (bench/torch/) under the strongest PyTorch here, reporting its "median=" figure
+ * and the peak RSS of each rank's process: the `peak_rss` lines its ranks print (bench/rss.ts), or
+ * for a one-process script its own. Never the peak of a launcher such as mp.spawn's parent, which
+ * only imports torch (the DDP figures compared a rank against it before: 219 MB against a rank's 394).
+ */
 export function torchPeer(script: string, threads: number, argv: readonly string[] = []): Measured | string {
   const peer = findPeer();
   console.log(describePeer(peer, threads));
@@ -65,12 +72,13 @@ export function torchPeer(script: string, threads: number, argv: readonly string
   const wrapper = `import resource, runpy, sys; sys.argv = ${JSON.stringify([script, ...argv])}; runpy.run_path(${JSON.stringify(script)}, run_name="__main__"); print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)`;
   const r = runPeer(peer, ["-c", wrapper], threads);
   if (r.status !== 0) return `the PyTorch peer failed: ${(r.stderr || r.error?.message || "").trim().split("\n").pop()}`;
-  process.stdout.write(r.stdout.split("\n").filter((l) => !l.startsWith("maxrss_kb")).join("\n"));
+  process.stdout.write(r.stdout.split("\n").filter((l) => !l.startsWith("maxrss_kb") && !l.startsWith("peak_rss")).join("\n"));
   const m = /median=(\d+(?:\.\d+)?)/.exec(r.stdout);
   const max = /max=(\d+(?:\.\d+)?)/.exec(r.stdout);
   const rss = /maxrss_kb (\d+)/.exec(r.stdout);
   if (!m || !max || !rss) return "could not read the PyTorch peer's output";
-  return { median: Number(m[1]), max: Number(max[1]), rssMb: Number(rss[1]) / 1024 };
+  const ranks = parseRankRss(r.stdout);
+  return { median: Number(m[1]), max: Number(max[1]), rssMb: ranks.length > 0 ? ranks : [Number(rss[1]) / 1024] };
 }
 
 export function median(values: number[]): number {
@@ -78,12 +86,13 @@ export function median(values: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-/** The comparison table: the median run (the headline), the best run, and peak resident memory. */
+/** The comparison table: the median run (the headline), the best run, and each rank's peak resident memory. */
 export function printTable(unit: string, ours: Measured, peer: Measured | string): void {
   const rows: string[][] = [["", "ringtorch", "PyTorch", "ringtorch / PyTorch"]];
   const row = (label: string, a: number, b: number | undefined) => [label, a.toFixed(0), b === undefined ? "-" : b.toFixed(0), b === undefined ? "-" : (a / b).toFixed(2) + "x"];
   const p = typeof peer === "string" ? undefined : peer;
-  rows.push(row(`${unit} (median run)`, ours.median, p?.median), row(`${unit} (best run)`, ours.max, p?.max), row("peak RSS (MB)", ours.rssMb, p?.rssMb));
+  rows.push(row(`${unit} (median run)`, ours.median, p?.median), row(`${unit} (best run)`, ours.max, p?.max));
+  ours.rssMb.forEach((mb, rank) => rows.push(row(ours.rssMb.length > 1 ? `peak RSS rank ${rank} (MB)` : "peak RSS (MB)", mb, p?.rssMb[rank])));
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log("| " + r.map((v, c) => v.padEnd(widths[c])).join(" | ") + " |");
   if (typeof peer === "string") console.log(`(PyTorch peer not measured: ${peer})`);

@@ -2,7 +2,7 @@
 # --ranks N, DistributedDataParallel over gloo on N one-thread processes (total samples/s).
 import os as _os, sys as _sys
 _sys.path.insert(0, _os.path.dirname(_os.path.abspath(__file__)))
-from common import best_opt
+from common import best_opt, print_peak_rss
 import argparse, os, statistics, time
 import torch
 import torch.nn as nn
@@ -60,6 +60,9 @@ def run(rank, world):
         res.append(a.steps * local * world / (time.perf_counter() - t0))
     if rank == 0:
         print(f"CNN torch ranks={world} threads={torch.get_num_threads()} samples/s runs={[round(v) for v in res]} median={statistics.median(res):.0f} max={max(res):.0f}", flush=True)
+    if world > 1:
+        dist.barrier()
+    print_peak_rss(rank)
     if world > 1:
         dist.destroy_process_group()
 

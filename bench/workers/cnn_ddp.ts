@@ -1,8 +1,10 @@
 // One rank of `bench/cnn.ts --ranks N` (started by ringrun): the Fashion-MNIST CNN under
 // DistributedDataParallel, each rank on batch/N samples of a global batch, Adam; rank 0 prints
-// RESULT {"rates": [...]}: total samples/s over all ranks per run (a barrier before and after).
+// RESULT {"rates": [...]}: total samples/s over all ranks per run (a barrier before and after);
+// every rank prints its own peak RSS (bench/rss.ts).
 import * as rt from "../../src/index.js";
 import { fashionCnn } from "../../examples/fashion_mnist_cnn.js";
+import { printPeakRss } from "../rss.js";
 
 const { nn, optim, dist } = rt;
 const RUNS = Number(process.env.RUNS ?? 5);
@@ -32,5 +34,6 @@ for (let r = 0; r < RUNS; r++) {
   dist.barrier();
   rates.push((STEPS * local * world) / ((performance.now() - t0) / 1000));
 }
-if (dist.getRank() === 0) console.log("RESULT " + JSON.stringify({ rates, rssMb: process.resourceUsage().maxRSS / 1024 }));
+if (dist.getRank() === 0) console.log("RESULT " + JSON.stringify({ rates }));
+printPeakRss(dist.getRank());
 dist.destroyProcessGroup();

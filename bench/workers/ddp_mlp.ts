@@ -13,13 +13,17 @@
 // (other tenants, a busy host) slows each of them alike instead of whichever ran in a bad minute.
 import * as rt from "../../src/index.js";
 import { overlapPays } from "../../src/parallel/overlap_policy.js";
+import { printPeakRss } from "../rss.js";
 
 const { nn, optim, dist } = rt;
 const STEPS = Number(process.env.STEPS ?? 50);
 const ROUNDS = Number(process.env.ROUNDS ?? 8);
 const B = 64;
-const MODES = ["ddp", "overlap", "noddp", "barrier", "serial"] as const;
-type Mode = (typeof MODES)[number];
+const ALL_MODES = ["ddp", "overlap", "noddp", "barrier", "serial"] as const;
+type Mode = (typeof ALL_MODES)[number];
+// MODES=ddp runs one configuration alone: its peak RSS is then that of one model, as in the peer's process.
+const MODES = (process.env.MODES?.split(",") ?? ALL_MODES) as Mode[];
+for (const m of MODES) if (!ALL_MODES.includes(m)) throw new Error(`bench/workers/ddp_mlp: MODES must list some of ${ALL_MODES.join(", ")}, got ${m}`);
 
 await dist.initProcessGroup();
 const world = dist.getWorldSize();
@@ -42,7 +46,7 @@ function trainer(mode: Mode): () => void {
 
 const steps = Object.fromEntries(MODES.map((m) => [m, trainer(m)])) as Record<Mode, () => void>;
 for (const m of MODES) for (let i = 0; i < 20; i++) steps[m]();
-const runs: Record<Mode, number[]> = { ddp: [], overlap: [], noddp: [], barrier: [], serial: [] };
+const runs = Object.fromEntries(MODES.map((m) => [m, [] as number[]])) as Record<Mode, number[]>;
 for (let r = 0; r < ROUNDS; r++) {
   for (const m of MODES) {
     dist.barrier();
@@ -52,5 +56,7 @@ for (let r = 0; r < ROUNDS; r++) {
     runs[m].push((world * STEPS * B) / ((performance.now() - t0) / 1000));
   }
 }
-if (dist.getRank() === 0) console.log("RESULT " + JSON.stringify({ world, runs, rssMb: process.memoryUsage().rss / 2 ** 20, autoOverlaps: overlapPays() }));
+dist.barrier();
+if (dist.getRank() === 0) console.log("RESULT " + JSON.stringify({ world, runs, autoOverlaps: overlapPays() }));
+printPeakRss();
 dist.destroyProcessGroup();

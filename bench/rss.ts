@@ -1,0 +1,17 @@
+/**
+ * Peak resident memory per rank, printed the same way by ringtorch's bench workers and by the
+ * PyTorch peers (bench/torch/common.py's print_peak_rss): one `peak_rss rank=R mb=X` line per
+ * process, read back by parseRankRss. Each rank reports its own process, never a launcher's.
+ */
+
+/** Prints this process's peak RSS (the kernel's high-water mark, ru_maxrss) as one line. */
+export function printPeakRss(rank = Number(process.env.RANK ?? 0)): void {
+  process.stdout.write(`peak_rss rank=${rank} mb=${(process.resourceUsage().maxRSS / 1024).toFixed(1)}\n`);
+}
+
+/** The per-rank peak RSS figures in a run's output, in MB, indexed by rank (empty if none were printed). */
+export function parseRankRss(output: string): number[] {
+  const out: number[] = [];
+  for (const m of output.matchAll(/peak_rss rank=(\d+) mb=(\d+(?:\.\d+)?)/g)) out[Number(m[1])] = Number(m[2]);
+  return out;
+}
