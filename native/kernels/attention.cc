@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
+#include "bf16_gemm.h"
 #include "dispatch.h"
 #include "thread_pool.h"
 
@@ -17,6 +19,22 @@ namespace {
 
 constexpr int64_t kBr = 64;   // query rows per tile
 constexpr int64_t kBc = 128;  // keys per tile
+
+// One tile product: the ISA's float GEMM, or under lowp the bfloat16 one (operands rounded as packed).
+template <class T>
+void TileGemm(const AttnProblem<T>& p, const TypedKernels<T>& K, const GemmProblem<T>& g) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (p.lowp) {
+      Bf16GemmProblem b;
+      b.m = g.m, b.n = g.n, b.k = g.k;
+      b.a = {g.a, false, g.rsa, g.csa, 0};
+      b.b = {g.b, false, g.rsb, g.csb, 0};
+      b.c = g.c, b.ldc = g.ldc, b.alpha = g.alpha, b.beta = g.beta;
+      return GemmBf16OnThisThread(b);
+    }
+  }
+  K.gemm(g);
+}
 
 template <class T>
 const T* RowsOf(const AttnOperand<T>& o, int64_t n, int64_t h, int64_t row) {
@@ -33,7 +51,7 @@ void Scores(const AttnProblem<T>& p, const TypedKernels<T>& K, int64_t n, int64_
   g.b = RowsOf(p.k, n, h, j0), g.rsb = 1, g.csb = p.k.sr;
   g.c = sc, g.ldc = bc;
   g.alpha = T(p.scale), g.beta = T(0);
-  K.gemm(g);
+  TileGemm(p, K, g);
   if (p.bias.data) {
     const T* b = p.bias.data + n * p.bias.sn + h * p.bias.sh;
     for (int64_t r = 0; r < br; r++) {
@@ -113,7 +131,7 @@ void ForwardTile(const AttnProblem<T>& p, const TypedKernels<T>& K, int64_t b, i
     g.b = RowsOf(p.v, n, h, j0), g.rsb = p.v.sr, g.csb = 1;
     g.c = acc, g.ldc = p.dv;
     g.alpha = T(1), g.beta = T(1);
-    if (p.dv > 0) K.gemm(g);
+    if (p.dv > 0) TileGemm(p, K, g);
   }
   for (int64_t r = 0; r < br; r++) {
     // 0/0 = NaN for a row that sees no key, as the composed softmax gives.
@@ -170,7 +188,7 @@ void BackwardHead(const AttnProblem<T>& p, const TypedKernels<T>& K, int64_t b, 
       g.b = RowsOf(p.v, n, h, j0), g.rsb = 1, g.csb = p.v.sr;
       g.c = dp, g.ldc = bc;
       g.alpha = T(1), g.beta = T(0);
-      if (p.dv > 0) K.gemm(g);
+      if (p.dv > 0) TileGemm(p, K, g);
       else std::fill(dp, dp + br * bc, T(0));
       if (p.dropout_p > 0) {
         // dv uses P∘Z/(1-p) and dp is masked the same way; sc keeps P for dS.
@@ -192,7 +210,7 @@ void BackwardHead(const AttnProblem<T>& p, const TypedKernels<T>& K, int64_t b, 
         gvp.b = go + i0 * p.dv, gvp.rsb = p.dv, gvp.csb = 1;
         gvp.c = gv + j0 * p.dv, gvp.ldc = p.dv;
         gvp.alpha = T(1), gvp.beta = T(1);
-        if (p.dv > 0) K.gemm(gvp);
+        if (p.dv > 0) TileGemm(p, K, gvp);
       } else if (p.dv > 0) {
         GemmProblem<T> gvp;
         gvp.m = bc, gvp.n = p.dv, gvp.k = br;
@@ -200,7 +218,7 @@ void BackwardHead(const AttnProblem<T>& p, const TypedKernels<T>& K, int64_t b, 
         gvp.b = go + i0 * p.dv, gvp.rsb = p.dv, gvp.csb = 1;
         gvp.c = gv + j0 * p.dv, gvp.ldc = p.dv;
         gvp.alpha = T(1), gvp.beta = T(1);
-        K.gemm(gvp);
+        TileGemm(p, K, gvp);
       }
       // dS = P ∘ (dp - delta), into dp.
       for (int64_t r = 0; r < br; r++) {
@@ -214,14 +232,14 @@ void BackwardHead(const AttnProblem<T>& p, const TypedKernels<T>& K, int64_t b, 
       gq_p.b = RowsOf(p.k, n, h, j0), gq_p.rsb = p.k.sr, gq_p.csb = 1;
       gq_p.c = gq + i0 * p.d, gq_p.ldc = p.d;
       gq_p.alpha = T(p.scale), gq_p.beta = T(1);
-      K.gemm(gq_p);
+      TileGemm(p, K, gq_p);
       GemmProblem<T> gk_p;
       gk_p.m = bc, gk_p.n = p.d, gk_p.k = br;
       gk_p.a = dp, gk_p.rsa = 1, gk_p.csa = bc;
       gk_p.b = RowsOf(p.q, n, h, i0), gk_p.rsb = p.q.sr, gk_p.csb = 1;
       gk_p.c = gk + j0 * p.d, gk_p.ldc = p.d;
       gk_p.alpha = T(p.scale), gk_p.beta = T(1);
-      K.gemm(gk_p);
+      TileGemm(p, K, gk_p);
     }
   }
 }

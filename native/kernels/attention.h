@@ -30,6 +30,10 @@ struct AttnProblem {
   double scale;
   double dropout_p;    // 0 disables dropout
   uint64_t seed;       // dropout mask: a hash of (seed, n*h, i, j), recomputed by the backward
+  // float only: every product's operands (q, k, v, dout, the probabilities, dS) rounded to
+  // bfloat16 and summed in float32, on the bfloat16 GEMM (what autocast runs); the softmax and
+  // every other step stay float32.
+  bool lowp = false;
 };
 
 // out [n, h, l, dv] and lse [n, h, l] (the log of each row's softmax denominator), contiguous.

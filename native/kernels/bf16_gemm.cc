@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "dispatch.h"
 #include "dtype.h"
+#include "kernel_table.h"
 #include "matmul.h"
 #include "thread_pool.h"
 
@@ -137,6 +139,38 @@ void MatmulBf16(const Bf16MatmulArgs& a) {
   if (a.k == 0) return ScaleOnly(a);
   if (UseAvx512Bf16()) return Avx512Matmul(a);
   PortableMatmul(a);
+}
+
+void GemmBf16OnThisThread(const Bf16GemmProblem& p) {
+  if (p.m == 0 || p.n == 0) return;
+  if (p.k == 0) {
+    for (int64_t r = 0; r < p.m; r++) {
+      float* c = p.c + r * p.ldc;
+      if (p.beta == 0.0f) std::fill(c, c + p.n, 0.0f);
+      else if (p.beta != 1.0f)
+        for (int64_t j = 0; j < p.n; j++) c[j] *= p.beta;
+    }
+    return;
+  }
+  if (UseAvx512Bf16()) return Avx512Bf16Gemm()(p);
+  // Portable: rounded copies (exact), then the active ISA's float32 GEMM, as PortableMatmul.
+  thread_local std::vector<float> ra, rb;
+  ra.resize(size_t(p.m * p.k));
+  rb.resize(size_t(p.k * p.n));
+  const auto round = [](const Bf16Operand& op, int64_t rows, int64_t cols, float* out) {
+    for (int64_t r = 0; r < rows; r++) {
+      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + r * op.rs, op.cs, cols, out + r * cols);
+      else RoundRow(static_cast<const float*>(op.data) + r * op.rs, op.cs, cols, out + r * cols);
+    }
+  };
+  round(p.a, p.m, p.k, ra.data());
+  round(p.b, p.k, p.n, rb.data());
+  GemmProblem<float> g;
+  g.m = p.m, g.n = p.n, g.k = p.k;
+  g.a = ra.data(), g.rsa = p.k, g.csa = 1;
+  g.b = rb.data(), g.rsb = p.n, g.csb = 1;
+  g.c = p.c, g.ldc = p.ldc, g.alpha = p.alpha, g.beta = p.beta;
+  Kernels().get<float>().gemm(g);
 }
 
 const char* Bf16GemmPath() { return UseAvx512Bf16() ? "avx512bf16" : "portable"; }

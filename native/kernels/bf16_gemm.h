@@ -31,6 +31,10 @@ struct Bf16GemmProblem {
 
 void MatmulBf16(const Bf16MatmulArgs& args);
 
+// One matrix on the calling thread, on the active path: for kernels that tile and thread their own
+// work (the fused attention's products under autocast). Any k, including 0.
+void GemmBf16OnThisThread(const Bf16GemmProblem& p);
+
 // "avx512bf16" (vdpbf16ps) or "portable" (operands rounded into float32 copies, then the float32
 // GEMM of the active ISA: the same products, summed in another order).
 const char* Bf16GemmPath();

@@ -5,7 +5,8 @@
 // The loop nest and blocking follow gemm.inl. What differs is the packed layout: the instruction
 // pairs consecutive k, so both operands are packed as 32-bit words holding (x[k], x[k+1]) in bf16,
 // k padded to even with a zero. A sliver: A as MR words per pair of k, B as NR words per pair of k.
-// Float32 operands are rounded to bfloat16 (nearest even, NaN kept quiet) while they are packed.
+// Float32 operands are rounded to bfloat16 (nearest even, NaN kept quiet) while they are packed,
+// by vcvtne2ps2bf16 where they run along a unit stride.
 // The instruction treats bfloat16 denormals as zero; normal values give the exact products, summed
 // in float32 in pairs.
 #include <algorithm>
@@ -35,25 +36,6 @@ inline __mmask32 Mask32(int64_t count) {
   return count >= 32 ? __mmask32(0xffffffffu) : count <= 0 ? __mmask32(0) : __mmask32((1u << count) - 1);
 }
 
-// 32-bit lanes whose upper half is the bfloat16 of each float (round to nearest even, NaN quiet).
-inline __m512i HiOfF32(__m512 x) {
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i r = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb);
-  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-  return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000)));
-}
-
-// Up to 16 consecutive elements (zeros past count) in that form.
-inline __m512i LoadHi(const Bf16Operand& op, int64_t offset, int64_t count) {
-  const __mmask16 m = Mask16(count);
-  if (op.bf16) {
-    const uint16_t* p = static_cast<const uint16_t*>(op.data) + offset;
-    return _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16);
-  }
-  return HiOfF32(_mm512_maskz_loadu_ps(m, static_cast<const float*>(op.data) + offset));
-}
-
 inline uint32_t ScalarBits(const Bf16Operand& op, int64_t offset) {
   if (op.bf16) return static_cast<const uint16_t*>(op.data)[offset];
   const float f = static_cast<const float*>(op.data)[offset];
@@ -63,17 +45,37 @@ inline uint32_t ScalarBits(const Bf16Operand& op, int64_t offset) {
   return (u + 0x7fff + ((u >> 16) & 1)) >> 16;
 }
 
-// Words (row0[j], row1[j]) from two element rows in the form above.
-inline __m512i PairRows(__m512i h0, __m512i h1) {
-  return _mm512_or_si512(_mm512_and_si512(h1, _mm512_set1_epi32(int(0xffff0000u))), _mm512_srli_epi32(h0, 16));
-}
+// Float32 runs are rounded by vcvtne2ps2bf16 (nearest even, NaN quiet, one instruction for 32
+// values). It reads float32 denormals as zero, as vdpbf16ps reads bfloat16 ones: the products are
+// the same except for a float32 within half a bfloat16 ulp below the smallest normal, which rounds
+// up to it in software and to zero here.
+inline __m512i CvtRounded(__m512 hi, __m512 lo) { return (__m512i)_mm512_cvtne2ps_pbh(hi, lo); }
 
-// The 16 pair words of up to 32 elements contiguous along k (zeros past count).
+// Up to 32 elements contiguous along k (zeros past count) as 16 pair words, in order.
 inline __m512i RunWords(const Bf16Operand& op, int64_t offset, int64_t count) {
   if (op.bf16) return _mm512_maskz_loadu_epi16(Mask32(count), static_cast<const uint16_t*>(op.data) + offset);
-  const __m512i odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27, 25,
-                                       23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  return _mm512_permutex2var_epi16(LoadHi(op, offset, count), odd, LoadHi(op, offset + 16, count - 16));
+  const float* p = static_cast<const float*>(op.data) + offset;
+  return CvtRounded(_mm512_maskz_loadu_ps(Mask16(count - 16), p + 16), _mm512_maskz_loadu_ps(Mask16(count), p));
+}
+
+// Words (row0[j], row1[j]) for up to 16 j from two element rows, row1 = row0 + stride (all zeros
+// when !second), zeros past count.
+inline __m512i PairWords(const Bf16Operand& op, int64_t offset, int64_t stride, bool second, int64_t count) {
+  const __mmask16 m = Mask16(count);
+  __m512i both;  // row0's 16 values, then row1's, as bfloat16
+  if (op.bf16) {
+    const uint16_t* p = static_cast<const uint16_t*>(op.data) + offset;
+    const __m256i r0 = _mm256_maskz_loadu_epi16(m, p);
+    const __m256i r1 = second ? _mm256_maskz_loadu_epi16(m, p + stride) : _mm256_setzero_si256();
+    both = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+  } else {
+    const float* p = static_cast<const float*>(op.data) + offset;
+    const __m512 r1 = second ? _mm512_maskz_loadu_ps(m, p + stride) : _mm512_setzero_ps();
+    both = CvtRounded(r1, _mm512_maskz_loadu_ps(m, p));
+  }
+  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                              21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  return _mm512_permutexvar_epi16(interleave, both);
 }
 
 // r[j][i] = r[i][j] for a 16 x 16 block of 32-bit words: unpacks of 32 and 64 bits within 128-bit
@@ -170,9 +172,7 @@ struct Gemm {
 #pragma GCC unroll 4
           for (int v = 0; v < NV; v++) {
             const int64_t cnt = nc - jr - v * 16;
-            const __m512i h0 = LoadHi(B, off + p * B.rs + jr + v * 16, cnt);
-            const __m512i h1 = second ? LoadHi(B, off + (p + 1) * B.rs + jr + v * 16, cnt) : _mm512_setzero_si512();
-            _mm512_storeu_si512(d + v * 16, PairRows(h0, h1));
+            _mm512_storeu_si512(d + v * 16, PairWords(B, off + p * B.rs + jr + v * 16, B.rs, second, cnt));
           }
         }
       }
@@ -212,9 +212,7 @@ struct Gemm {
         const bool second = p + 1 < kc;
         for (int64_t ir = 0; ir < mc; ir += MR) {
           const int64_t cnt = std::min<int64_t>(MR, mc - ir);
-          const __m512i h0 = LoadHi(A, off + p * A.cs + ir, cnt);
-          const __m512i h1 = second ? LoadHi(A, off + (p + 1) * A.cs + ir, cnt) : _mm512_setzero_si512();
-          _mm512_mask_storeu_epi32(dst + ir * kp + pp * MR, Mask16(MR), PairRows(h0, h1));
+          _mm512_mask_storeu_epi32(dst + ir * kp + pp * MR, Mask16(MR), PairWords(A, off + p * A.cs + ir, A.cs, second, cnt));
         }
       }
       return;

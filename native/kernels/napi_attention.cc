@@ -1,5 +1,7 @@
 // N-API entry points of the fused attention kernel (attention.cc). Argument orders and the packed
 // parameter layout are mirrored by src/backend/cpu/attention.ts, which checks every bound first.
+#include <type_traits>
+
 #include "attention.h"
 #include "napi_args.h"
 #include "napi_register.h"
@@ -7,10 +9,10 @@
 namespace rt {
 namespace {
 
-constexpr size_t kParams = 28;
+constexpr size_t kParams = 29;
 
 // params: [n, h, l, s, d, dv, qOff, qsn, qsh, qsr, kOff, ksn, ksh, ksr, vOff, vsn, vsh, vsr,
-//          bOff, bsn, bsh, bsi, bsj, causal, scale, dropoutP, seedLo, seedHi]
+//          bOff, bsn, bsh, bsi, bsj, causal, scale, dropoutP, seedLo, seedHi, lowp]
 template <class T>
 AttnProblem<T> Problem(const double* q, const Array& qa, const Array& ka, const Array& va, const Array& ba) {
   AttnProblem<T> p;
@@ -23,6 +25,7 @@ AttnProblem<T> Problem(const double* q, const Array& qa, const Array& ka, const 
   p.scale = q[24];
   p.dropout_p = q[25];
   p.seed = (uint64_t(q[27]) << 32) | uint64_t(q[26]);
+  p.lowp = std::is_same_v<T, float> && q[28] != 0;
   return p;
 }
 
@@ -34,7 +37,7 @@ napi_value AttentionForwardFn(napi_env env, napi_callback_info info) {
   Array out = args.array_of(4, q.dtype), lse = args.array_of(5, q.dtype);
   Array pa = args.array_of(6, kFloat64);
   if (!args.ok()) return nullptr;
-  if ((q.dtype != kFloat32 && q.dtype != kFloat64) || pa.length < kParams) return args.fail("attentionForward needs float arrays and 28 parameters"), nullptr;
+  if ((q.dtype != kFloat32 && q.dtype != kFloat64) || pa.length < kParams) return args.fail("attentionForward needs float arrays and 29 parameters"), nullptr;
   const double* ps = pa.as<double>();
   if (q.dtype == kFloat32) AttentionForward<float>(Problem<float>(ps, q, k, v, b), out.as<float>(), lse.as<float>());
   else AttentionForward<double>(Problem<double>(ps, q, k, v, b), out.as<double>(), lse.as<double>());
@@ -50,7 +53,7 @@ napi_value AttentionBackwardFn(napi_env env, napi_callback_info info) {
   Array dq = args.array_of(7, q.dtype), dk = args.array_of(8, q.dtype), dv = args.array_of(9, q.dtype);
   Array pa = args.array_of(10, kFloat64);
   if (!args.ok()) return nullptr;
-  if ((q.dtype != kFloat32 && q.dtype != kFloat64) || pa.length < kParams) return args.fail("attentionBackward needs float arrays and 28 parameters"), nullptr;
+  if ((q.dtype != kFloat32 && q.dtype != kFloat64) || pa.length < kParams) return args.fail("attentionBackward needs float arrays and 29 parameters"), nullptr;
   const double* ps = pa.as<double>();
   if (q.dtype == kFloat32)
     AttentionBackward<float>(Problem<float>(ps, q, k, v, b), out.as<float>(), dout.as<float>(), lse.as<float>(), dq.as<float>(),

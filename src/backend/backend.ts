@@ -244,6 +244,11 @@ export interface AttentionArgs {
   /** The dropout seed as two unsigned 32-bit halves. */
   seedLo: number;
   seedHi: number;
+  /**
+   * float32 only (autocast): every product's operands (q, k, v, dout, the probabilities, dS) are
+   * rounded to bfloat16 and summed in float32; the softmax and the rest stay float32.
+   */
+  lowPrecision?: boolean;
 }
 
 export interface Backend {

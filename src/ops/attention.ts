@@ -7,11 +7,11 @@ import { broadcastShapes, formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { checkArity, checkOptions } from "../util/options.js";
 import { add, mul, sub, where as whereOp } from "./elementwise.js";
-import { matmul } from "./matmul.js";
+import { backwardProduct, matmul } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { softmax } from "./softmax.js";
 import { triu } from "./triangle.js";
-import { full, zeros } from "./creation.js";
+import { full, to, zeros } from "./creation.js";
 import { assertFloating, assertTensor, contiguousData, emptyTensor } from "./util.js";
 import { hasBFloat16, inFloat32 } from "./bfloat16.js";
 import { isAutocastEnabled } from "./autocast.js";
@@ -68,6 +68,14 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
   checkArity("scaledDotProductAttention", arguments, 4, "scaledDotProductAttention(q, k, v, { attnMask, isCausal, dropoutP, scale })");
   checkOptions("scaledDotProductAttention", options, SDPA_OPTIONS);
   const where = "scaledDotProductAttention";
+  // Under autocast the two products (and the backward's) run on the bfloat16 GEMM, float32 or
+  // bfloat16 operands alike, and the result is float32 as autocast's other products.
+  const lowp = isAutocastEnabled() && [q, k, v].every((t) => t?.dtype === "float32" || t?.dtype === "bfloat16");
+  if (lowp && hasBFloat16(q, k, v, options)) {
+    const wide = (t: Tensor) => (t.dtype === "bfloat16" ? to(t, "float32") : t);
+    const mask = options.attnMask;
+    return scaledDotProductAttention(wide(q), wide(k), wide(v), { ...options, attnMask: mask && mask.dtype === "bfloat16" ? wide(mask) : mask });
+  }
   // bfloat16 as PyTorch's CPU kernel: widened to float32, computed, rounded once.
   if (hasBFloat16(q, k, v, options)) return inFloat32(scaledDotProductAttention, [q, k, v, options]);
   for (const [t, name] of [[q, "q"], [k, "k"], [v, "v"]] as const) {
@@ -110,10 +118,7 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
 
   const edge = l === 0 || s === 0 || e === 0 || ev === 0;
   const biasNeedsGrad = bias !== null && bias.requiresGrad && isGradEnabled();
-  // Under autocast the two products belong on the bfloat16 GEMM (as PyTorch's autocast runs them),
-  // which the float kernel would bypass; the composed path has no dropout, so dropout stays fused.
-  const autocastProducts = p === 0 && isAutocastEnabled();
-  if (edge || biasNeedsGrad || autocastProducts) {
+  if (edge || biasNeedsGrad) {
     if (p > 0) throw new RangeError(`${where}: dropout needs the fused kernel, which takes no gradient for attnMask and no empty sizes`);
     const b = causal ? causalBias(l, s, q.dtype) : bias;
     return composed(q, k, v, b, scale);
@@ -135,7 +140,7 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
     seedLo = gen.nextUint32();
     seedHi = gen.nextUint32();
   }
-  const args: AttentionArgs = { n, h, l, s, d: e, dv: ev, q: headView(q4), k: headView(k4), v: headView(v4), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi };
+  const args: AttentionArgs = { n, h, l, s, d: e, dv: ev, q: headView(q4), k: headView(k4), v: headView(v4), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi, lowPrecision: lowp };
   const out = emptyTensor(q.dtype, [n, h, l, ev]);
   const lse = emptyTensor(q.dtype, [n, h, l]);
   getBackend().attention(args, out.storage.data, lse.storage.data);
@@ -149,13 +154,15 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
         // create_graph: the same gradient through public ops, so that it can be differentiated again.
         if (p > 0) throw new RangeError(`${where}: double backward through attention dropout is not supported`);
         const b = causal ? causalBias(l, s, q.dtype) : bias ? to4(expand(bias.detach(), [...batch, l, s])) : null;
-        let scores = matmul(mul(q4, scale), transpose(k4, -2, -1));
+        // The products in the forward's precision, whatever the autocast state now.
+        const product = (x: Tensor, y: Tensor) => backwardProduct(x, y, lowp);
+        let scores = mul(product(q4, transpose(k4, -2, -1)), scale);
         if (b) scores = add(scores, b);
         const pr = softmax(scores, -1);
-        const dv = matmul(transpose(pr, -2, -1), g);
-        const dp = matmul(g, transpose(v4, -2, -1));
+        const dv = product(transpose(pr, -2, -1), g);
+        const dp = product(g, transpose(v4, -2, -1));
         const ds = mul(pr, sub(dp, sum(mul(dp, pr), -1, true)));
-        return [mul(matmul(ds, k4), scale), mul(matmul(transpose(ds, -2, -1), q4), scale), dv];
+        return [mul(product(ds, k4), scale), mul(product(transpose(ds, -2, -1), q4), scale), dv];
       }
       const gd = contiguousData(g);
       const dq = emptyTensor(q.dtype, [n, h, l, e]);

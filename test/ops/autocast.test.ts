@@ -17,6 +17,7 @@ import {
   randn,
   softmax,
   type Tensor,
+  withBackend,
 } from "../../src/index.js";
 import { scaledDotProductAttention } from "../../src/nn/functional.js";
 import { attentionWithWeights } from "../../src/nn/attention.js";
@@ -73,11 +74,33 @@ describe("autocast", () => {
     assert.equal(low.output.dtype, "float32");
     assertClose(low.weights, full.weights, 4 * BF16, "attention weights");
     assertClose(low.output, full.output, 4 * BF16, "attention output");
-    // The fused op routes its products through the bfloat16 GEMM too: the same values as composed.
-    const fused = autocast("bfloat16", () => scaledDotProductAttention(q, k, v));
-    assert.equal(fused.dtype, "float32");
-    assertClose(fused, low.output, F32, "fused under autocast vs composed under autocast");
-    assert.ok(values(fused).some((x, i) => x !== values(scaledDotProductAttention(q, k, v))[i]), "autocast changes the fused result");
+  });
+
+  it("runs the fused attention's products in bfloat16, as the reference backend does, gradients included", () => {
+    const mask = randn([9, 12]).gt(-1);
+    const leaves = () => [randn([2, 3, 9, 16]), randn([2, 3, 12, 16]), randn([2, 3, 12, 8])].map((t) => t.requiresGrad_());
+    const [q, k, v] = leaves();
+    const w = randn([2, 3, 9, 8]);
+    const run = (low: boolean) => {
+      for (const t of [q, k, v]) t.grad = null;
+      const y = autocast("bfloat16", { enabled: low }, () => scaledDotProductAttention(q, k, v, { attnMask: mask }));
+      y.mul(w).sum().backward();
+      return [y.detach(), q.grad!, k.grad!, v.grad!];
+    };
+    const low = run(true);
+    const onReference = withBackend("reference", () => run(true));
+    const full = run(false);
+    low.forEach((t, i) => {
+      assert.equal(t.dtype, "float32");
+      // The reference sums the same bfloat16-rounded operands in float64 (test/backend/attention_bf16.test.ts).
+      assertClose(t, onReference[i], 2 ** -12, `fused under autocast vs the reference backend, output/grad ${i}`);
+      assertClose(t, full[i], 8 * BF16, `fused under autocast vs float32, output/grad ${i}`);
+    });
+    assert.ok(values(low[0]).some((x, i) => x !== values(full[0])[i]), "autocast changes the fused result");
+    // bfloat16 operands are widened and give a float32 result under autocast.
+    const widened = autocast("bfloat16", () => scaledDotProductAttention(q.detach().to("bfloat16"), k.detach().to("bfloat16"), v.detach().to("bfloat16")));
+    assert.equal(widened.dtype, "float32");
+    assertClose(widened, autocast("bfloat16", () => scaledDotProductAttention(round(q.detach()), round(k.detach()), round(v.detach()))), F32, "bfloat16 operands");
   });
 
   it("leaves softmax, layer norm, reductions and losses in float32, unchanged", () => {

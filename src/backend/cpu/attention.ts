@@ -24,12 +24,12 @@ export interface NativeAttentionKernels {
 
 type AttentionMethods = Pick<Backend, "attention" | "attentionBackward">;
 
-const params = new Float64Array(28);
+const params = new Float64Array(29);
 
 /**
  * Checks that every element the kernel addresses lies inside its array (O(1)), then packs
  * [n, h, l, s, d, dv, q (offset, 3 strides), k (…), v (…), bias (offset, 4 strides), causal, scale,
- * dropoutP, seedLo, seedHi] as napi_attention.cc reads them.
+ * dropoutP, seedLo, seedHi, lowPrecision] as napi_attention.cc reads them.
  */
 function packParams(op: string, a: AttentionArgs): Float64Array {
   for (const v of [a.n, a.h, a.l, a.s, a.d, a.dv]) {
@@ -46,11 +46,12 @@ function packParams(op: string, a: AttentionArgs): Float64Array {
     if (a.bias.strides.length !== 4) throw new RangeError(`cpu backend ${op}: bias needs 4 strides ([n, h, i, j]), got ${a.bias.strides.length}.`);
     checkView(op, "bias", a.bias, [a.n, a.h, a.l, a.s]);
   }
+  if (a.lowPrecision && !(a.q.data instanceof Float32Array)) throw new TypeError(`cpu backend ${op}: lowPrecision needs float32 operands, got ${a.q.data.constructor.name}.`);
   const b = a.bias;
   params.set([a.n, a.h, a.l, a.s, a.d, a.dv]);
   params.set([a.q.offset, ...a.q.strides, a.k.offset, ...a.k.strides, a.v.offset, ...a.v.strides], 6);
   params.set(b ? [b.offset, ...b.strides] : [0, 0, 0, 0, 0], 18);
-  params.set([a.causal ? 1 : 0, a.scale, a.dropoutP, a.seedLo >>> 0, a.seedHi >>> 0], 23);
+  params.set([a.causal ? 1 : 0, a.scale, a.dropoutP, a.seedLo >>> 0, a.seedHi >>> 0, a.lowPrecision ? 1 : 0], 23);
   return params;
 }
 
