@@ -31,6 +31,7 @@ test("a traced 2-stage pipeline: each stage's forward/backward per micro-batch i
     const spans = events.filter((e) => e.ph === "X");
     const train = spans.filter((e) => e.tid === 1);
     const comm = spans.filter((e) => e.tid === 2);
+    const allSteps = train.filter((e) => e.name.endsWith(".step")).sort((a, b) => a.ts - b.ts);
     for (const [schedule, orders] of Object.entries(EXPECTED)) {
       const steps = train.filter((e) => e.name === `${schedule}.step`);
       assert.equal(steps.length, 1, `rank ${rank}: one ${schedule}.step span`);
@@ -58,12 +59,16 @@ test("a traced 2-stage pipeline: each stage's forward/backward per micro-batch i
       }
 
       // On the comm thread: stage 0 sends each micro-batch's header and activation and receives its
-      // gradient; stage 1 the other way round, all across boundary 0, in micro-batch order.
-      const during = comm.filter((e) => e.ts >= step.ts - 1 && e.ts <= end(step) + 1e6);
-      const named = (name: string) => during.filter((e) => e.name === name).sort((a, b) => a.ts - b.ts);
+      // gradient; stage 1 the other way round, all across boundary 0, in micro-batch order. A receive
+      // may be posted before its step's span opens and a send may finish after it closes, so the
+      // spans are not cut by time: each name has 4 spans per step, in step order, and the k-th step
+      // owns the k-th four.
+      const k = allSteps.indexOf(step);
+      const named = (name: string) => comm.filter((e) => e.name === name).sort((a, b) => a.ts - b.ts);
       const [sent, received] = rank === 0 ? [["send header", "send activation"], ["recv gradient"]] : [["send gradient"], ["recv header", "recv activation"]];
       for (const name of [...sent, ...received]) {
-        const list = named(name).slice(0, 4);
+        assert.equal(named(name).length, 4 * allSteps.length, `rank ${rank}: ${name} spans, 4 per step`);
+        const list = named(name).slice(4 * k, 4 * k + 4);
         assert.deepEqual(list.map((e) => e.args?.mb), [0, 1, 2, 3], `rank ${rank} ${schedule}: ${name} spans by micro-batch`);
         for (const e of list) {
           assert.equal(e.args?.boundary, 0);
