@@ -16,6 +16,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,10 @@ struct Region {
   off_t offset;
 };
 
+// Live regions by base address, so that a release can start the writeback of its file range.
+std::mutex regions_mu;
+std::map<uintptr_t, Region*> regions;
+
 size_t PageSize() {
   static const size_t page = size_t(sysconf(_SC_PAGESIZE));
   return page;
@@ -59,6 +65,10 @@ size_t PageSize() {
 // the file's blocks with it (a hole), so a dropped tensor's disk space comes back.
 void RegionDeleter(void*, size_t, void* hint) {
   Region* r = static_cast<Region*>(hint);
+  {
+    std::lock_guard<std::mutex> lock(regions_mu);
+    regions.erase(reinterpret_cast<uintptr_t>(r->base));
+  }
   munmap(r->base, r->length);
   fallocate(r->file->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, r->offset, off_t(r->length));
   r->file->Unref();
@@ -135,6 +145,10 @@ napi_value MappedRegionFn(napi_env env, napi_callback_info info) {
   if (base == MAP_FAILED) return Throw(env, std::string("mappedRegion: mmap failed: ") + strerror(errno));
   f->refs.fetch_add(1);
   Region* r = new Region{f, base, size_t(bytes), off_t(offset)};
+  {
+    std::lock_guard<std::mutex> lock(regions_mu);
+    regions[reinterpret_cast<uintptr_t>(base)] = r;
+  }
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   std::shared_ptr<v8::BackingStore> store = v8::SharedArrayBuffer::NewBackingStore(base, size_t(bytes), RegionDeleter, r);
   v8::Local<v8::SharedArrayBuffer> sab = v8::SharedArrayBuffer::New(isolate, std::move(store));
@@ -176,7 +190,20 @@ napi_value MappedReleaseFn(napi_env env, napi_callback_info info) {
   if (argc > 1) napi_get_value_bool(env, argv[1], &pageOut);
   double released = 0;
   if (end > begin) {
-    if (pageOut) madvise(begin, size_t(end - begin), MADV_PAGEOUT);
+    if (pageOut) {
+      // Reclaim skips dirty file pages: start their writeback first (it runs on its own), and
+      // MADV_PAGEOUT marks them to be evicted once it is done.
+      std::lock_guard<std::mutex> lock(regions_mu);
+      auto it = regions.upper_bound(reinterpret_cast<uintptr_t>(begin));
+      if (it != regions.begin()) {
+        Region* r = (--it)->second;
+        const uintptr_t base = reinterpret_cast<uintptr_t>(r->base);
+        if (reinterpret_cast<uintptr_t>(end) <= base + r->length) {
+          sync_file_range(r->file->fd, r->offset + off_t(reinterpret_cast<uintptr_t>(begin) - base), off_t(end - begin), SYNC_FILE_RANGE_WRITE);
+        }
+      }
+      madvise(begin, size_t(end - begin), MADV_PAGEOUT);
+    }
     if (madvise(begin, size_t(end - begin), MADV_DONTNEED) == 0) released = double(end - begin);
   }
   napi_value out;

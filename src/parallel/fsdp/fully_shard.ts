@@ -229,7 +229,7 @@ export function fullyShard<M extends Module>(module: M, options: FullyShardOptio
     if (p.offset !== 0 || p.storage.length !== p.numel || !p.isContiguous()) replaceData(p, clone(p.detach()));
     const fp = new FsdpParam(n, p, size, comm.shardRank, offsets[i], home);
     fp.places.push(...places);
-    fp.free();
+    fp.free(false);
     managed.set(p, name);
     managed.set(fp.shard, name);
     if (offload) setOffloadHome(fp.shard, { file: offload.file, state: offload.optimizerState });

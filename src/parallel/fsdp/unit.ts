@@ -265,6 +265,9 @@ export class FsdpUnit {
         if (this.sharded) scratch.release(send);
       }
       if (wireOut && wireOut !== target) widenBf16(wireOut.storage.data as Uint16Array, wireOut.offset, target.storage.data as Float32Array, target.offset, this.blockLength);
+      // Offloaded, the gradient shards leave memory until the optimizer reads them, rather than a
+      // whole model's worth staying resident at the end of backward.
+      if (!replicas) off?.file.release(target);
     };
     if (this.sharded) {
       try {
@@ -288,6 +291,7 @@ export class FsdpUnit {
         if (this.sharded && replicas) {
           this.counts.allReduce++;
           this.comm.allReduceReplicas(target).wait();
+          off?.file.release(target);
         }
         this.assignShardGrads(target);
       },
