@@ -131,7 +131,11 @@ export abstract class Optimizer<O extends { lr: number }> {
       for (const p of params) {
         const home = offloadHomeOf(p);
         // Faulted in with one call each rather than page by page as the kernel walks them.
-        if (home) for (const [t, write] of [[p, true], [p.grad, false], ...stateTensors(this.state.get(p)).map((v) => [v, true])] as const) home.file.populate(t, write);
+        if (home) {
+          home.file.populate(p, true);
+          home.file.populate(p.grad, false);
+          for (const v of stateTensors(this.state.get(p))) home.file.populate(v, true);
+        }
         group.params = [p];
         this.updateGroup(group);
         if (!home) continue;
