@@ -251,7 +251,9 @@ export class FsdpUnit {
     const send = this.sharded ? scratch.acquire(dtype, size * (this.blockLength + SequenceTag.slots(dtype)), true).narrow(0, 0, size * this.blockLength) : target;
     if (!this.sharded) send.storage.data.fill(0, send.offset, send.offset + send.numel);
     packGradients(this.params, send.storage.data as TypedArray, send.offset, this.blockLength, size);
-    for (const p of this.params) releaseGrad(p.unsharded);
+    // Sharded, the unsharded gradients are autograd's own (the shards' are views of gradOut);
+    // unsharded (NO_SHARD) they may be last step's views of gradOut, accumulated into.
+    for (const p of this.params) releaseGrad(p.unsharded, this.sharded && p.unsharded.grad?.storage !== gradOut.storage);
     const replicas = this.comm.replicaSize > 1;
     let work: CommWork | null = null;
     let wireOut: Tensor | null = null;
@@ -339,10 +341,10 @@ export class FsdpUnit {
  * do: the next unit's gradients of the same shapes reuse it, instead of a model's worth of dead
  * gradients per step waiting for the collector (RSS). A hook that kept the tensor must copy it.
  */
-function releaseGrad(p: Parameter): void {
+function releaseGrad(p: Parameter, recycle: boolean): void {
   const g = p.grad;
   p.grad = null;
-  if (g && !g.gradFn && g.offset === 0 && g.numel === g.storage.length) g.storage.release();
+  if (recycle && g && !g.gradFn && g.offset === 0 && g.numel === g.storage.length) g.storage.release();
 }
 
 export { DistributedError };
