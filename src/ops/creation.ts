@@ -5,6 +5,7 @@ import { assertDType } from "../tensor/dtype.js";
 import { defaultGenerator, type Generator } from "../tensor/random.js";
 import { checkShape, formatShape, type Shape } from "../tensor/shape.js";
 import { allocate, storageFrom } from "../tensor/storage.js";
+import { offloadHomeOf } from "../tensor/mapped.js";
 import { Tensor, denseData, type NestedArray } from "../tensor/tensor.js";
 import { contiguousData, emptyTensor, viewOf } from "./util.js";
 import { checkDevice, dtypeOfTo, type Device, type ToTarget } from "../tensor/device.js";
@@ -169,7 +170,12 @@ function floatDType(opts: TensorOptions, op: string): DType {
 }
 
 const likeOpts = (t: Tensor, opts?: TensorOptions): TensorOptions => ({ dtype: t.dtype, ...opts });
-export const zerosLike = (t: Tensor, opts?: TensorOptions) => zeros(t.shape, likeOpts(t, opts));
+/** zeros in t's shape and dtype; for an offloaded parameter (its optimizer state), in its offload file. */
+export function zerosLike(t: Tensor, opts?: TensorOptions): Tensor {
+  const home = opts === undefined ? offloadHomeOf(t) : null;
+  if (home?.state && home.file.isOpen) return home.file.zeros(t.shape, t.dtype);
+  return zeros(t.shape, likeOpts(t, opts));
+}
 export const onesLike = (t: Tensor, opts?: TensorOptions) => ones(t.shape, likeOpts(t, opts));
 export const fullLike = (t: Tensor, value: number, opts?: TensorOptions) => full(t.shape, value, likeOpts(t, opts));
 export const emptyLike = (t: Tensor, opts?: TensorOptions) => empty(t.shape, likeOpts(t, opts));

@@ -1,6 +1,7 @@
 import { enableGrad, noGrad } from "../autograd/grad_mode.js";
 import { clone, to } from "../ops/creation.js";
 import { formatShape, shapesEqual } from "../tensor/shape.js";
+import { offloadHomeOf } from "../tensor/mapped.js";
 import { Tensor } from "../tensor/tensor.js";
 import { checkOptions } from "../util/options.js";
 import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
@@ -94,6 +95,10 @@ export abstract class Optimizer<O extends { lr: number }> {
     }
     noGrad(() => {
       for (const group of this.paramGroups) {
+        if (group.params.some((p) => offloadHomeOf(p) !== null)) {
+          this.updateOffloaded(group);
+          continue;
+        }
         if (!group.params.some((p) => p.dtype === "bfloat16")) {
           this.updateGroup(group);
           continue;
@@ -111,6 +116,36 @@ export abstract class Optimizer<O extends { lr: number }> {
     });
     if (traceStart !== 0) traceSpan(TID_TRAIN, `${this.constructor.name}.step`, traceStart);
     return loss;
+  }
+
+  /**
+   * A group with offloaded parameters (their memory, gradients or state in a memory-mapped file) is
+   * stepped one parameter at a time, each followed by dropping its pages from the process, so that
+   * a step holds one parameter's worth of them in memory, not the whole model's (ZeRO-Infinity's
+   * streaming, with the kernel paging). Each parameter's update is the same kernel call as in a
+   * group step, so the results are the same.
+   */
+  private updateOffloaded(group: ParamGroup<O>): void {
+    const params = group.params;
+    try {
+      for (const p of params) {
+        const home = offloadHomeOf(p);
+        // Faulted in with one call each rather than page by page as the kernel walks them.
+        if (home) {
+          home.file.populate(p, true);
+          home.file.populate(p.grad, false);
+          for (const v of stateTensors(this.state.get(p))) home.file.populate(v, true);
+        }
+        group.params = [p];
+        this.updateGroup(group);
+        if (!home) continue;
+        home.file.release(p);
+        home.file.release(p.grad);
+        for (const v of stateTensors(this.state.get(p))) home.file.release(v);
+      }
+    } finally {
+      group.params = params;
+    }
   }
 
   /** Clears the gradients of every optimized parameter: drops them (default) or zeroes them in place. */
@@ -219,4 +254,8 @@ export abstract class Optimizer<O extends { lr: number }> {
     if (!s) this.state.set(p, (s = {}));
     return s;
   }
+}
+
+function stateTensors(state: ParamState | undefined): Tensor[] {
+  return state ? Object.values(state).filter((v): v is Tensor => v instanceof Tensor) : [];
 }

@@ -11,6 +11,7 @@ import type { FloatArray, NativeAddon, NativeKernels } from "./native.js";
 import { BINARY, REDUCE, UNARY, UNARY_GRAD } from "./opcodes.js";
 import { defaultNumThreads, parseThreadCount } from "./threads.js";
 import { installArena, setFreshMemoryReporter } from "../../tensor/storage.js";
+import { installMappedFiles, type NativeMapped } from "../../tensor/mapped.js";
 
 export type { NativeAddon, NativeKernels } from "./native.js";
 export { defaultNumThreads } from "./threads.js";
@@ -55,6 +56,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
   // Tensor memory from the native arena, which recycles what the collector finds dead; an addon
   // built before the arena existed falls back to reporting fresh SharedArrayBuffers to V8.
   if (!(typeof native.arenaAlloc === "function" && installArena(native))) setFreshMemoryReporter((bytes) => native.adjustExternalMemory(bytes));
+  installMappedFiles(addon as unknown as Partial<NativeMapped>);
 
   const binaryFlat = native.binaryFlat?.bind(native);
 

@@ -8,6 +8,7 @@ import { type FsdpComm, fsdpCommFor } from "./comm.js";
 import { fullyShard, type FullyShardOptions } from "./fully_shard.js";
 import { hybridGroups } from "./mesh.js";
 import type { MixedPrecisionPolicy } from "./mixed_precision.js";
+import type { OffloadPolicy } from "./offload.js";
 import { collectiveCounts, setRequiresGradientSync } from "./tree.js";
 import { applyWrapPolicy, type AutoWrapPolicy } from "./wrap_policy.js";
 import { runThenRestore } from "../../util/scoped.js";
@@ -46,6 +47,8 @@ export interface FullyShardedDataParallelOptions {
   backwardPrefetch?: "BACKWARD_PRE" | null;
   /** true (default): at most 2 units that are freed again within a pass gathered at once; false: no limit; or the number. */
   limitAllGathers?: boolean | number;
+  /** Keep this rank's parameter shards, gradient shards and optimizer state in a memory-mapped file: { dir, params, grads, optimizerState, pageOut } (FULL_SHARD, HYBRID_SHARD). */
+  offload?: OffloadPolicy;
   /** Replaces the process groups (tests count collectives through it). */
   comm?: FsdpComm;
 }
@@ -60,6 +63,7 @@ const OPTIONS = [
   "forwardPrefetch",
   "backwardPrefetch",
   "limitAllGathers",
+  "offload",
   "comm",
 ];
 
@@ -98,6 +102,7 @@ export class FullyShardedDataParallel<M extends Module = Module> extends Module 
       comm: options.comm ?? commOf(strategy, options),
       ...(options.mixedPrecision ? { mixedPrecision: options.mixedPrecision } : {}),
       syncModuleStates: options.syncModuleStates ?? true,
+      ...(options.offload ? { offload: options.offload } : {}),
     };
     if (options.autoWrapPolicy) applyWrapPolicy(module, options.autoWrapPolicy, (m) => fullyShard(m, unitOptions));
     fullyShard(module, unitOptions);

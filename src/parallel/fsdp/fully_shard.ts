@@ -9,7 +9,9 @@ import { checkArity, checkOptions } from "../../util/options.js";
 import { type FsdpComm, fsdpCommFor } from "./comm.js";
 import { ShardLayout } from "./layout.js";
 import { type MixedPrecisionPolicy, resolvePolicy } from "./mixed_precision.js";
+import { type OffloadPolicy, resolveOffload } from "./offload.js";
 import { FsdpParam, type ShardHome } from "./param.js";
+import { setOffloadHome } from "../../tensor/mapped.js";
 import { GatherSchedule, type PrefetchOptions } from "./prefetch.js";
 import { broadcastCoalesced } from "../broadcast_coalesced.js";
 import { scratchFor } from "./scratch.js";
@@ -38,6 +40,8 @@ export interface FullyShardOptions {
   backwardPrefetch?: boolean;
   /** The most units, freed again within a pass, that may be gathered or gathering at once (read on the root). Default 2: the current one and the prefetched one. */
   limitAllGathers?: number;
+  /** Keep this rank's parameter shards, gradient shards and optimizer state in a memory-mapped file (see OffloadPolicy). */
+  offload?: OffloadPolicy;
   /** Replaces the process groups (tests count FSDP's collectives through it). */
   comm?: FsdpComm;
 }
@@ -52,6 +56,7 @@ const OPTIONS = [
   "replicateGroup",
   "mixedPrecision",
   "syncModuleStates",
+  "offload",
   "comm",
 ];
 
@@ -216,19 +221,22 @@ export function fullyShard<M extends Module>(module: M, options: FullyShardOptio
     total += new ShardLayout(p.shape, size).chunkNumel;
     return at;
   });
-  const flat = size > 1 && reshardAfterBackward ? zeros([total], { dtype }) : null;
+  const offload = resolveOffload(where, options.offload, size > 1 && reshardAfterBackward, dtype);
+  const flat = size > 1 && reshardAfterBackward ? (offload?.params ? offload.file.zeros([total], dtype) : zeros([total], { dtype })) : null;
   const home: ShardHome = size === 1 ? { kind: "self" } : flat ? { kind: "flat", flat } : { kind: "rows" };
   const params = own.map(([n, p, places], i) => {
     // The unsharded parameter must own exactly its elements, in order: FSDP swaps its memory.
     if (p.offset !== 0 || p.storage.length !== p.numel || !p.isContiguous()) replaceData(p, clone(p.detach()));
     const fp = new FsdpParam(n, p, size, comm.shardRank, offsets[i], home);
     fp.places.push(...places);
-    fp.free();
+    fp.free(false);
     managed.set(p, name);
     managed.set(fp.shard, name);
+    if (offload) setOffloadHome(fp.shard, { file: offload.file, state: offload.optimizerState });
     return fp;
   });
-  const unit = new FsdpUnit(nextUnitIndex++, name, module, params, flat, dtype, total, comm, { reshardAfterForward, reshardAfterBackward, policy });
+  if (offload) offload.file.release(flat);
+  const unit = new FsdpUnit(nextUnitIndex++, name, module, params, flat, dtype, total, comm, { reshardAfterForward, reshardAfterBackward, policy, offload });
   unit.installShards();
   const state = new FsdpState(module, unit, comm, {
     forwardPrefetch: options.forwardPrefetch ?? true,

@@ -7,3 +7,4 @@ export { fsdpCommFor, type FsdpComm } from "./comm.js";
 export { hybridGroups, type HybridGroups } from "./mesh.js";
 export type { MixedPrecisionPolicy } from "./mixed_precision.js";
 export { shardedStateDict, loadShardedStateDict, fullStateDict, type ShardedState, type ShardMeta } from "./state_dict.js";
+export { offloadStats, closeOffload, type OffloadPolicy } from "./offload.js";

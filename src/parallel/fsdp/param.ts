@@ -85,11 +85,13 @@ export class FsdpParam {
    * Frees the unsharded parameter's memory; the tensor objects stay, empty, until the next gather.
    * The memory goes back to the pool at once (nothing touches it again: every use of the parameter
    * reads its storage's current array), so the next unit's gather of the same shapes reuses it
-   * instead of waiting for the collector to find it dead.
+   * instead of waiting for the collector to find it dead. `recycle` false leaves it to the
+   * collector: the memory the model was built in, which pooled would keep a whole model's worth
+   * where at most two gathered units reuse it.
    */
-  free(): void {
+  free(recycle = true): void {
     if (this.isFreed || this.home.kind !== "flat") return;
-    this.unsharded.storage.release();
+    if (recycle) this.unsharded.storage.release();
     this.unsharded.storage.swapData(this.empty);
   }
 

@@ -5,15 +5,19 @@ import type { CommWork } from "../comm.js";
 import type { FsdpComm } from "./comm.js";
 
 /**
- * Communication buffers shared by every unit over one comm: the gradients laid out for the
- * reduce-scatter and the all-gather's output, each as large as the largest unit needs (a second
- * gather buffer only while two gathers are in flight, which the prefetch schedule avoids).
- * Reusing them keeps FSDP's memory at the ZeRO formula plus two units, and keeps the comm worker
- * from holding a fresh buffer of every step until its own collector runs.
+ * Communication buffers shared by every unit over one comm: all-gather outputs and the gradients
+ * laid out for the reduce-scatter come from one set of buffers, each busy while its collective
+ * runs. A gather and a reduction are in flight together during backward (the next unit's gather,
+ * the last one's reduce-scatter), so two buffers serve them all; but a unit much larger than the
+ * others (a root holding a language model's embedding and head) is gathered at the start of
+ * forward and reduced at the end of backward, and the one large buffer serves both, beside one
+ * of the others' size: with a buffer per role each would grow to the largest unit. Reusing them
+ * keeps FSDP's memory at the ZeRO formula plus two units, and keeps the comm worker from holding
+ * a fresh buffer of every step until its own collector runs.
  */
 export class Scratch {
   private readonly buffers = new Map<string, Tensor>();
-  /** Gather buffers by dtype; `busy` while a gather writes one or its output is not yet copied out. */
+  /** Buffers by dtype; `busy` while a gather writes one (until its output is copied out) or a reduction reads one. */
   private readonly gathers = new Map<DType, { buffer: Tensor; busy: boolean }[]>();
   /** The reduction that last read the send buffers; waited for before they are reused. */
   inFlight: CommWork | null = null;
@@ -28,11 +32,12 @@ export class Scratch {
   }
 
   /**
-   * A free gather buffer of n elements, marked busy until `releaseGather`. The smallest free one
-   * that fits is taken, so that a small unit's prefetch does not occupy (or grow) the buffer the
-   * largest unit needs.
+   * A free buffer of n elements (zeroed when asked), marked busy until `release`. The smallest free
+   * one that fits is taken, so that a small unit does not occupy (or grow) the buffer the largest
+   * unit needs. Callers ask for a unit's gather size for its reduction too (the gather's is the
+   * larger, by the sequence tags), so that one unit's two uses never make a buffer grow.
    */
-  acquireGather(dtype: DType, n: number): Tensor {
+  acquire(dtype: DType, n: number, zero = false): Tensor {
     let list = this.gathers.get(dtype);
     if (!list) this.gathers.set(dtype, (list = []));
     const free = list.filter((g) => !g.busy);
@@ -43,10 +48,11 @@ export class Scratch {
       else list.push((slot = { buffer: empty([n], { dtype }), busy: false }));
     }
     slot.busy = true;
+    if (zero) slot.buffer.storage.data.fill(0, 0, n);
     return slot.buffer.narrow(0, 0, n);
   }
 
-  releaseGather(t: Tensor): void {
+  release(t: Tensor): void {
     for (const list of this.gathers.values()) for (const g of list) if (g.buffer.storage === t.storage) g.busy = false;
   }
 

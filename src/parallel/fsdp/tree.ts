@@ -45,7 +45,7 @@ export interface FsdpMemoryStats {
   peakHeldBytes: number;
   /** The most units freed again within a pass (all but the root under FULL_SHARD) gathered or gathering at once. */
   peakGatheredUnits: number;
-  /** Communication buffers: all-gather buffers, the reduce-scatter's send buffer, bfloat16 wire copies. */
+  /** Communication buffers: the all-gather outputs and reduce-scatter inputs (one set), bfloat16 wire copies. */
   bufferBytes: number;
 }
 

@@ -8,6 +8,7 @@ import { type DType, itemSize, type TypedArray } from "../../tensor/dtype.js";
 import type { CommWork } from "../comm.js";
 import type { FsdpComm } from "./comm.js";
 import type { ResolvedPolicy } from "./mixed_precision.js";
+import type { ResolvedOffload } from "./offload.js";
 import { copyOutGathered, FsdpParam, packGradients, widenBf16 } from "./param.js";
 import { scratchFor } from "./scratch.js";
 import { type Phase, SequenceTag } from "./sequence.js";
@@ -17,6 +18,8 @@ export interface UnitOptions {
   /** Free the gathered parameters when the unit's backward is done (else they stay allocated, their shards views of their rows: ZeRO-2). */
   reshardAfterBackward: boolean;
   policy: ResolvedPolicy;
+  /** Where the shards live when offloaded to a memory-mapped file. */
+  offload: ResolvedOffload | null;
 }
 
 /** An all-gather in flight: the buffer it writes, until its rows are copied out. */
@@ -131,15 +134,18 @@ export class FsdpUnit {
     // The gather runs in place: this rank's block of the gather buffer is its input, so the flat
     // shard needs no room for the tag (and stays exactly the size the ZeRO formula counts).
     const scratch = scratchFor(this.comm);
-    const output = scratch.acquireGather(wire, size * stride);
+    const output = scratch.acquire(wire, size * stride);
     try {
       const input = output.narrow(0, this.comm.shardRank * stride, stride);
+      if (this.options.offload?.params) this.options.offload.file.populate(this.flat, false);
       this.packShards(input, wire);
+      // Offloaded, the shard was paged in to be sent; the gather has its copy now.
+      if (this.options.offload?.params) this.options.offload.file.release(this.flat);
       this.tag.write(input.storage.data as TypedArray, input.offset + this.blockLength, phase);
       this.counts.allGather++;
       this.gathering = { work: this.comm.allGather(output, input), output, stride, phase };
     } catch (err) {
-      scratch.releaseGather(output);
+      scratch.release(output);
       throw this.tag.explainFailure(err as Error, phase);
     }
   }
@@ -164,7 +170,7 @@ export class FsdpUnit {
       this.unsharded = true;
       this.onMemoryHook?.();
     } finally {
-      scratch.releaseGather(g.output);
+      scratch.release(g.output);
     }
   }
 
@@ -235,14 +241,19 @@ export class FsdpUnit {
     const scratch = scratchFor(this.comm);
     // Shard gradients are views of gradOut; while the last step's are still held (not zeroed to
     // null), this step's sum goes to a fresh buffer and is added to them.
-    const gradOut = (this.gradOut ??= zeros([this.blockLength], { dtype }));
+    const off = this.options.offload;
+    const gradOut = (this.gradOut ??= off?.grads ? off.file.zeros([this.blockLength], dtype) : zeros([this.blockLength], { dtype }));
     const holdsOut = this.params.some((p) => p.shard.grad?.storage === gradOut.storage);
     const target = holdsOut ? zeros([this.blockLength], { dtype }) : gradOut;
     scratch.settle();
-    const send = this.sharded ? scratch.get("send", dtype, size * this.blockLength, true) : target;
+    off?.file.populate(target, true);
+    // A buffer of the unit's gather size (see Scratch.acquire), busy until the reduction lands.
+    const send = this.sharded ? scratch.acquire(dtype, size * (this.blockLength + SequenceTag.slots(dtype)), true).narrow(0, 0, size * this.blockLength) : target;
     if (!this.sharded) send.storage.data.fill(0, send.offset, send.offset + send.numel);
     packGradients(this.params, send.storage.data as TypedArray, send.offset, this.blockLength, size);
-    for (const p of this.params) p.unsharded.grad = null;
+    // Sharded, the unsharded gradients are autograd's own (the shards' are views of gradOut);
+    // unsharded (NO_SHARD) they may be last step's views of gradOut, accumulated into.
+    for (const p of this.params) releaseGrad(p.unsharded, this.sharded && p.unsharded.grad?.storage !== gradOut.storage);
     const replicas = this.comm.replicaSize > 1;
     let work: CommWork | null = null;
     let wireOut: Tensor | null = null;
@@ -252,14 +263,27 @@ export class FsdpUnit {
     const land = () => {
       if (landed) return;
       landed = true;
-      work?.wait();
+      try {
+        work?.wait();
+      } finally {
+        if (this.sharded) scratch.release(send);
+      }
       if (wireOut && wireOut !== target) widenBf16(wireOut.storage.data as Uint16Array, wireOut.offset, target.storage.data as Float32Array, target.offset, this.blockLength);
+      // Offloaded, the gradient shards leave memory until the optimizer reads them, rather than a
+      // whole model's worth staying resident at the end of backward.
+      if (!replicas) off?.file.release(target);
     };
     if (this.sharded) {
-      const wireIn = reduceDtype === dtype ? send : this.lowered(send, reduceDtype as "bfloat16", "sendWire");
-      wireOut = reduceDtype === dtype ? target : scratch.get("outWire", reduceDtype, this.blockLength, false);
-      this.counts.reduceScatter++;
-      work = this.comm.reduceScatter(wireOut, wireIn);
+      try {
+        const wireIn = reduceDtype === dtype ? send : this.lowered(send, reduceDtype as "bfloat16", "sendWire");
+        wireOut = reduceDtype === dtype ? target : scratch.get("outWire", reduceDtype, this.blockLength, false);
+        this.counts.reduceScatter++;
+        work = this.comm.reduceScatter(wireOut, wireIn);
+      } catch (err) {
+        landed = true;
+        scratch.release(send);
+        throw err;
+      }
       scratch.inFlight = { wait: land };
     } else if (replicas) {
       this.counts.allReduce++;
@@ -271,6 +295,7 @@ export class FsdpUnit {
         if (this.sharded && replicas) {
           this.counts.allReduce++;
           this.comm.allReduceReplicas(target).wait();
+          off?.file.release(target);
         }
         this.assignShardGrads(target);
       },
@@ -308,6 +333,18 @@ export class FsdpUnit {
   unshardedParams(): Parameter[] {
     return this.params.map((p) => p.unsharded);
   }
+}
+
+/**
+ * Drops an unsharded gradient once it is packed for the reduce-scatter. Its memory goes back to the
+ * pool at once (FSDP2 frees it there too) when the gradient owns it, as autograd's leaf gradients
+ * do: the next unit's gradients of the same shapes reuse it, instead of a model's worth of dead
+ * gradients per step waiting for the collector (RSS). A hook that kept the tensor must copy it.
+ */
+function releaseGrad(p: Parameter, recycle: boolean): void {
+  const g = p.grad;
+  p.grad = null;
+  if (recycle && g && !g.gradFn && g.offset === 0 && g.numel === g.storage.length) g.storage.release();
 }
 
 export { DistributedError };

@@ -51,14 +51,13 @@ function train(model: rt.nn.Module, step: () => void): void {
 
 // FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2) with AdamW, after the step: parameter shards,
 // gradient shards and both moments, 16Ψ/N bytes under ZeRO-3; ZeRO-2 keeps the parameters whole,
-// 4Ψ + 12Ψ/N. On top, FSDP's two communication buffers (one all-gather output and one
-// reduce-scatter input, each the largest unit, plus the 4-byte sequence tag per rank in the
-// gather's) and, as the issue allows, up to the largest unit: no unit stays gathered, but a dead
+// 4Ψ + 12Ψ/N. On top, FSDP's two communication buffers (serving all-gather outputs and
+// reduce-scatter inputs alike, each the largest unit plus the 4-byte sequence tag per rank) and, as the issue allows, up to the largest unit: no unit stays gathered, but a dead
 // unit-sized buffer may not have been collected everywhere yet (the comm worker's heap). During the step, at most limitAllGathers (2) units are gathered
 // or gathering at once, and the unsharded memory held peaks at one unit (ZeRO-3: each is freed
 // before the next one's prefetch lands) or the whole model (ZeRO-2).
 const LARGEST_UNIT = 4 * D * D;
-const BUFFERS = 2 * LARGEST_UNIT + N * 4;
+const BUFFERS = 2 * (LARGEST_UNIT + N * 4);
 for (const [strategy, formula, peakHeld] of [
   ["FULL_SHARD", (16 * psi) / N, LARGEST_UNIT],
   ["SHARD_GRAD_OP", 4 * psi + (12 * psi) / N, 4 * psi],
