@@ -3,7 +3,7 @@
 // All-reduce of 1, 16 and 64 MB of float32 between 2 processes on this machine, measured the way
 // bench/torch/ddp.py measures gloo (3 warm-up calls, 7 rounds of max(3, 64/MB) calls,
 // median), over shared memory and over loopback TCP (RINGTORCH_TCP_STREAMS connections per pair,
-// 4 unless set), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same
+// 1 unless set, as in the library), then gloo itself through the strongest PyTorch here (bench/peer.ts) in the same
 // run. Prints algorithm bandwidth (bytes per rank / time) and bus bandwidth (algbw × 2(n-1)/n,
 // what each link carries). Where Open MPI's
 // mpicc and mpirun are installed (Debian: libopenmpi-dev), MPI_Allreduce itself too (bench/mpi/allreduce.c).
@@ -93,7 +93,7 @@ const cell = (v: number, width: number, digits = 2) => (Number.isFinite(v) ? v.t
 
 async function main(): Promise<void> {
   const shm = await runRingtorch({ RINGTORCH_TRANSPORT: "auto" });
-  const streams = process.env.RINGTORCH_TCP_STREAMS ?? "4";
+  const streams = process.env.RINGTORCH_TCP_STREAMS ?? "1";
   const tcp = await runRingtorch({ RINGTORCH_TRANSPORT: "tcp", RINGTORCH_TCP_STREAMS: streams });
   const rtMpi = runRingtorchMpi(fileURLToPath(import.meta.url));
   const gloo = runGloo();
