@@ -233,7 +233,7 @@ export abstract class Optimizer<O extends { lr: number }> {
         for (const [name, v] of Object.entries(s)) {
           if (!(v instanceof Tensor)) continue;
           // A 0-d `step` tensor (as PyTorch 1.13 saves it) becomes the number this optimizer keeps.
-          s[name] = name === "step" ? v.item() : clone(v.dtype === stateDType ? v : to(v, stateDType)).detach();
+          s[name] = name === "step" ? v.item() : restoredState(p, v.dtype === stateDType ? v : to(v, stateDType));
         }
         if (p.dtype !== "bfloat16") {
           keyed.set(p, s);
@@ -258,4 +258,15 @@ export abstract class Optimizer<O extends { lr: number }> {
 
 function stateTensors(state: ParamState | undefined): Tensor[] {
   return state ? Object.values(state).filter((v): v is Tensor => v instanceof Tensor) : [];
+}
+
+/**
+ * A copy of a loaded state tensor, owned by the optimizer. An offloaded parameter's state goes back
+ * into its offload file (where zerosLike puts it on first use), so that resuming does not pull
+ * state larger than memory into the pool.
+ */
+function restoredState(p: Tensor, v: Tensor): Tensor {
+  const home = offloadHomeOf(p);
+  if (!home?.state || !home.file.isOpen) return clone(v).detach();
+  return home.file.zeros(v.shape, v.dtype).copy_(v);
 }

@@ -113,6 +113,21 @@ for (const kind of ["SGD momentum", "AdamW, clipGradNorm"]) {
   if (!(poolBytes <= buffers)) failures.push(`rank ${rank}: the pool holds ${poolBytes} bytes more with the offloaded model; expected at most FSDP's two communication buffers (${buffers}), not its ${formula} offloaded bytes`);
   const files = readdirSync(DIR).filter((f) => f.startsWith(`ringtorch-fsdp.rank${rank}-p${process.pid}-`));
   if (files.length !== 1) failures.push(`rank ${rank}: expected one offload file of this rank in ${DIR}, found ${JSON.stringify(files)}`);
+  // A resume: state loaded back from a state dict goes into the file again, not into the pool.
+  const savedState = opt.stateDict();
+  const mappedBefore = fsdp.offloadStats(net).mappedBytes;
+  opt.loadStateDict(savedState);
+  const reloaded = held() - base;
+  if (!(reloaded <= buffers)) failures.push(`rank ${rank}: after loadStateDict the pool holds ${reloaded} bytes more; the loaded Adam state (${(8 * psi) / N} bytes) should be in the offload file`);
+  if (!(fsdp.offloadStats(net).mappedBytes > mappedBefore)) failures.push(`rank ${rank}: loadStateDict put no state into the offload file`);
+  const loadedState = opt.stateDict().state;
+  for (const [key, entry] of Object.entries(savedState.state)) {
+    for (const [name, v] of Object.entries(entry)) {
+      if (!(v instanceof rt.Tensor)) continue;
+      const [u, w] = [v.data(), (loadedState[Number(key)]![name] as rt.Tensor).data()];
+      if (u.length !== w.length || u.some((x, j) => x !== w[j])) failures.push(`rank ${rank}: ${name} of parameter ${key} changed through stateDict → loadStateDict`);
+    }
+  }
   checks.push("offloaded bytes outside the pool");
   keep.push(net, opt);
 }
