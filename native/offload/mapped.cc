@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/napi_register.h"
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
@@ -294,12 +296,6 @@ napi_value MappedInfoFn(napi_env env, napi_callback_info info) {
   napi_get_boolean(env, fs.f_type == TMPFS_MAGIC, &v);
   napi_set_element(env, out, 1, v);
   return out;
-}
-
-void Define(napi_env env, napi_value exports, const char* name, napi_callback cb) {
-  napi_value fn;
-  napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, nullptr, &fn);
-  napi_set_named_property(env, exports, name, fn);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "pool/arena.h"
+#include "kernels/napi_register.h"
 
 namespace rt {
 namespace {
@@ -313,12 +314,6 @@ napi_value ArenaResetHighWaterFn(napi_env, napi_callback_info) {
   stats[kStatHighWater] = stats[kStatHeld] + stats[kStatFree];
   stats[kStatHeldHighWater] = stats[kStatHeld];
   return nullptr;
-}
-
-void Define(napi_env env, napi_value exports, const char* name, napi_callback cb) {
-  napi_value fn;
-  napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, nullptr, &fn);
-  napi_set_named_property(env, exports, name, fn);
 }
 
 }  // namespace
