@@ -161,14 +161,35 @@ async function join(world: World, rdzv: Rendezvous, opts: InitOptions, timeoutMs
     // Fail at the first error (a port in use should not wait out the others' timeouts), and
     // release whatever the other two still produce.
     abort.abort();
-    void hosting.then((h) => h?.close(), () => {});
-    void connecting.then((s) => s.close(), () => {});
     void starting.then((c) => c.shutdown(), () => {});
     world.storeHost = null;
     world.store = null;
     world.client = null;
+    await leaveFailedSetup(rdzv, `${world.prefix}/setup_failed`, hosting, connecting);
     throw err;
   }
+}
+
+/** How long a store-hosting rank whose setup failed keeps serving for the others to read what it published. */
+const SETUP_FAILURE_GRACE_MS = 5_000;
+
+/**
+ * Every rank that fails setup says so in the store; the rank hosting it keeps serving until each
+ * other rank has said so too (or for a bounded grace), since its peers may still be reading what it
+ * published. A mismatch that both ends detect (different TCP stream counts) would otherwise reach
+ * the other rank as a lost connection instead of the mismatch, whenever the host exits first.
+ */
+async function leaveFailedSetup(rdzv: Rendezvous, prefix: string, hosting: Promise<StoreHost | null>, connecting: Promise<TCPStore>): Promise<void> {
+  const [host, store] = await Promise.all([hosting.catch(() => null), connecting.catch(() => null)]);
+  if (store) {
+    await store.set(`${prefix}/${rdzv.rank}`, "1").catch(() => {});
+    if (host) {
+      const others = range(rdzv.worldSize).filter((r) => r !== rdzv.rank).map((r) => `${prefix}/${r}`);
+      await store.wait(others, SETUP_FAILURE_GRACE_MS).catch(() => {});
+    }
+    await store.close().catch(() => {});
+  }
+  await host?.close().catch(() => {});
 }
 
 /** A rank other than 0 reads rank 0's token file; one left by an earlier job on this port is replaced before rank 0 listens. */
