@@ -1,0 +1,82 @@
+// node --import tsx bench/pipeline.ts [--microbatches 2,4,8] [--no-peer]
+//
+// Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear(512, 512) +
+// ReLU, then Linear(512, 10)), SGD, batch 256, split after block 4 (bench/workers/pipeline_mlp.ts),
+// under GPipe and 1F1B for each micro-batch count; beside it the same model unsplit in one process,
+// and PyTorch's torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same
+// schedules, run by the peer bench/peer.ts chooses. For ringtorch also each rank's measured bubble
+// fraction (median over the timed steps; 1 - compute / step time) beside the ideal (p-1)/(m+p-1),
+// and the memory rank 0 held at its peak (tensor-arena bytes above the step's start): 1F1B keeps at
+// most p micro-batches alive on the first stage where GPipe keeps all m. Arena blocks return when the
+// garbage collector frees their buffers, so this figure also holds garbage not yet collected: an
+// upper bound, for comparing the schedules (test/distributed/pipeline.test.ts checks the count).
+import { execFileSync } from "node:child_process";
+import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
+import { median, printTable } from "./table.js";
+
+const args = process.argv.slice(2);
+const MICROBATCHES = (args.includes("--microbatches") ? args[args.indexOf("--microbatches") + 1]! : "2,4,8").split(",").map(Number);
+
+interface RankResult {
+  schedule: string;
+  rank: number;
+  rates: number[];
+  bubble: number | null;
+  ideal: number;
+  activationMb: number;
+  rssMb: number;
+}
+
+const worker = "bench/workers/pipeline_mlp.ts";
+const parse = (out: string): RankResult[] =>
+  out
+    .split("\n")
+    .filter((l) => l.includes("RESULT "))
+    .map((l) => JSON.parse(l.slice(l.indexOf("RESULT ") + 7)) as RankResult)
+    .sort((a, b) => a.rank - b.rank);
+
+function ringtorch(schedule: string, m: number): RankResult[] {
+  const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", SCHEDULE: schedule, MICROBATCHES: String(m) };
+  const out =
+    schedule === "unsplit"
+      ? execFileSync(process.execPath, ["--import", "tsx", "--conditions=source", worker], { env }).toString()
+      : execFileSync(process.execPath, ["bin/ringrun.js", "--standalone", "--nproc-per-node", "2", worker], { env }).toString();
+  const results = parse(out);
+  if (results.length !== (schedule === "unsplit" ? 1 : 2)) throw new Error(`bench/pipeline: no result from ringtorch ${schedule} m=${m}:\n${out}`);
+  return results;
+}
+
+const peer = args.includes("--no-peer") ? "not asked for (--no-peer)" : findPeer();
+console.log(describePeer(peer, 1));
+
+function torch(schedule: string, m: number): number {
+  if (typeof peer === "string") return NaN;
+  const r = runPeer(peer, [peerScript("pipeline.py"), schedule, String(m)], 1);
+  if (r.status !== 0) {
+    console.log(`PyTorch ${schedule} m=${m} failed: ${r.stderr.trim().split("\n").slice(-2).join(" / ")}`);
+    return NaN;
+  }
+  // Ranks print at once, so their lines may run together: match records, not lines.
+  const rank0 = [...r.stdout.matchAll(/rank=(\d+) \S+ samples\/s runs=\[[^\]]*\] median=(\d+)/g)].find((x) => x[1] === "0");
+  return rank0 ? Number(rank0[2]) : NaN;
+}
+
+const rows: (string | number)[][] = [];
+const unsplit = ringtorch("unsplit", 1)[0]!;
+const torchUnsplit = torch("unsplit", 1);
+rows.push(["unsplit, 1 process", "-", median(unsplit.rates), torchUnsplit, median(unsplit.rates) / torchUnsplit, "-", "-", "-", "-", unsplit.rssMb]);
+for (const m of MICROBATCHES) {
+  let gpipeActivation = NaN;
+  for (const schedule of ["gpipe", "1f1b"]) {
+    const [r0, r1] = ringtorch(schedule, m);
+    const theirs = torch(schedule, m);
+    const rate = median(r0!.rates);
+    if (schedule === "gpipe") gpipeActivation = r0!.activationMb;
+    rows.push([schedule, String(m), rate, theirs, rate / theirs, r0!.ideal, r0!.bubble ?? NaN, r1!.bubble ?? NaN, `${r0!.activationMb.toFixed(1)} (${(r0!.activationMb / gpipeActivation).toFixed(2)}× GPipe)`, Math.max(r0!.rssMb, r1!.rssMb)]);
+  }
+}
+console.log("deep MLP 8×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread: samples/s");
+printTable(
+  ["schedule", "micro-batches", "ringtorch", "PyTorch", "ringtorch / PyTorch", "ideal bubble", "bubble rank 0", "bubble rank 1", "activations rank 0 (MB)", "peak RSS (MB)"],
+  rows,
+);
