@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
@@ -67,14 +67,35 @@ export async function launch(opts: LaunchOptions): Promise<RankResult[]> {
   return Promise.all(runs);
 }
 
-export function freePort(host = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port nothing listens on, for a test to hand to a server it starts. Picked below the kernel's
+ * ephemeral range: a port from listen(0) lies inside it, where any process's outgoing connection
+ * may take it between our close and the server's bind (seen in CI as "port taken" while other
+ * suites ran). Below the range only another listener can collide, and the bind checks that.
+ */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  const low = ephemeralLow();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    if (await canListen(port, host)) return port;
+  }
+  throw new Error(`freePort: found no free port on ${host} below ${low} in 50 tries`);
+}
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canListen(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.on("error", reject);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
+    srv.once("error", () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
   });
 }
 

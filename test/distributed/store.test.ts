@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { connect as netConnect, createServer } from "node:net";
+import { connect as netConnect } from "node:net";
+import { freePort } from "./harness.js";
 import { describe, it } from "node:test";
 import { HashStore } from "../../src/distributed/store/hash_store.js";
 import { PrefixStore } from "../../src/distributed/store/prefix_store.js";
@@ -169,12 +170,3 @@ function rawExchange(port: number, payload: Buffer): Promise<Buffer> {
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}

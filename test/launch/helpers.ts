@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+export { freePort } from "../distributed/harness.js";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const ringrunBin = join(repoRoot, "bin/ringrun.js");
@@ -57,14 +57,6 @@ export function readJson<T = Record<string, unknown>>(path: string): T {
 }
 
 /** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /**
  * Live (non-zombie) processes whose process group is one of `pgids`, read from /proc: a zombie
  * waiting for a reaper that may never come (PID 1 in a container) is already dead.
