@@ -168,7 +168,7 @@ printTable(
 // spent waiting; on a loaded one, time other processes took).
 console.log("\nCPU ms per training step (ratios: over one thread)");
 printTable(
-  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "DP per thread (main, workers)", "one thread's / busiest DP thread"],
+  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest DP thread"],
   Object.entries(results).map(([name, { one, intra, dp, dpThreadCpu }]) => [
     name,
     one.cpuMs,
@@ -176,6 +176,7 @@ printTable(
     intra.cpuMs / one.cpuMs,
     dp.cpuMs,
     dp.cpuMs / one.cpuMs,
+    one.mainCpuMs,
     dpThreadCpu.map((v) => v.toFixed(2)).join(", "),
     one.mainCpuMs / Math.max(...dpThreadCpu),
   ]),
