@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 30] [--runs 3] [--warmup 300] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--no-peer]
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
 // at batch 64 and of a small Transformer (2 encoder layers, d 64, 4 heads, sequence 32, batch 32),
@@ -12,14 +12,15 @@ import { performance } from "node:perf_hooks";
 import * as rt from "../src/index.js";
 import { describePeer, findPeer, peerOutput, peerScript, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
+import { threadCpuNs } from "../src/nn/data_parallel/profile.js";
 
 const { nn, optim } = rt;
 type Tensor = rt.Tensor;
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const threads = option("--threads", 2);
-const steps = option("--steps", 30);
-const runs = option("--runs", 3);
+const steps = option("--steps", 20);
+const runs = option("--runs", 6);
 // Each replica's thread has a JIT of its own, which goes on compiling (on V8's background threads,
 // taking the cores the replicas need) for a hundred steps and more: measured on the Transformer,
 // DataParallel's process CPU per step was 1.4x one thread's after 40 steps of warm-up and 1.05x
@@ -55,53 +56,89 @@ const cases: Case[] = [
   },
 ];
 
-/** Steps per second (the median of `runs` timings of `steps` steps, after warm-up) and the process's CPU ms per step. */
-function measure(model: rt.nn.Module, run: rt.nn.Module, x: Tensor, y: Tensor, lossFn: (o: Tensor, y: Tensor) => Tensor): { rate: number; cpuMs: number } {
-  const opt = new optim.SGD(model.parameters(), { lr: 1e-3 });
-  const step = () => {
-    opt.zeroGrad();
-    lossFn(run.call(x) as Tensor, y).backward();
-    opt.step();
-  };
-  for (let i = 0; i < warmup; i++) step();
-  if (run instanceof nn.DataParallel) run.resetProfile();
-  const rates: number[] = [];
-  const cpu0 = process.cpuUsage();
-  for (let r = 0; r < runs; r++) {
-    const t0 = performance.now();
-    for (let i = 0; i < steps; i++) step();
-    rates.push((steps * 1000) / (performance.now() - t0));
-  }
-  const cpu = process.cpuUsage(cpu0);
-  return { rate: median(rates), cpuMs: (cpu.user + cpu.system) / 1000 / (runs * steps) };
+interface Mode {
+  name: "one" | "intra" | "dp";
+  kernelThreads: number;
+  run: rt.nn.Module;
 }
 
-/** Where DataParallel's step goes: each thread's CPU per step, and the wall time of each phase. */
-function describeProfile(name: string, p: rt.nn.DataParallelProfile): string {
+interface Measured {
+  /** Steps per second: the median over the rounds. */
+  rate: number;
+  /** The process's CPU ms per step (every thread: the replicas, V8's helpers, the kernels' pool). */
+  cpuMs: number;
+  /** The main thread's CPU ms per step. */
+  mainCpuMs: number;
+}
+
+/**
+ * The three modes are timed in turns (one round: `steps` steps of each, the order rotated each
+ * round), so that each sees the same machine: on a shared machine the load changes over seconds,
+ * and timing the modes one after the other compared different machines. Every mode gets the same
+ * warm-up first, also in turns.
+ */
+function measureInTurns(model: rt.nn.Module, modes: readonly Mode[], x: Tensor, y: Tensor, lossFn: (o: Tensor, y: Tensor) => Tensor): Measured[] {
+  const opt = new optim.SGD(model.parameters(), { lr: 1e-3 });
+  const stepsOf = (m: Mode, n: number) => {
+    rt.setNumThreads(m.kernelThreads);
+    for (let i = 0; i < n; i++) {
+      opt.zeroGrad();
+      lossFn(m.run.call(x) as Tensor, y).backward();
+      opt.step();
+    }
+  };
+  const block = 10;
+  for (let done = 0; done < warmup; done += block) for (const m of modes) stepsOf(m, Math.min(block, warmup - done));
+  for (const m of modes) if (m.run instanceof nn.DataParallel) m.run.resetProfile();
+  const rates: number[][] = modes.map(() => []);
+  const cpu = modes.map(() => ({ process: 0, main: 0 }));
+  for (let r = 0; r < runs; r++) {
+    for (let k = 0; k < modes.length; k++) {
+      const i = (k + r) % modes.length;
+      const cpu0 = process.cpuUsage();
+      const main0 = threadCpuNs();
+      const t0 = performance.now();
+      stepsOf(modes[i]!, steps);
+      rates[i]!.push((steps * 1000) / (performance.now() - t0));
+      const used = process.cpuUsage(cpu0);
+      cpu[i]!.process += (used.user + used.system) / 1000;
+      cpu[i]!.main += (threadCpuNs() - main0) / 1e6;
+    }
+  }
+  return modes.map((_, i) => ({ rate: median(rates[i]!), cpuMs: cpu[i]!.process / (runs * steps), mainCpuMs: cpu[i]!.main / (runs * steps) }));
+}
+
+/**
+ * Where DataParallel's step goes: each thread's CPU per step, and the wall time of each phase. The
+ * main thread's CPU is the bench's own count over DataParallel's turns (the profile's would also
+ * count the other modes' turns, which ran on this thread in between).
+ */
+function describeProfile(name: string, p: rt.nn.DataParallelProfile, mainCpuMs: number): string {
   const phases = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
   return [
     `${name}: DataParallel over ${p.calls} steps, ms per step`,
-    `  main thread   cpu ${p.main.cpuMs.toFixed(2)} | wall: ${phases(p.main.wallMs)}`,
+    `  main thread   cpu ${mainCpuMs.toFixed(2)} | wall: ${phases(p.main.wallMs)}`,
     ...p.workers.map((w, i) => `  worker ${i + 1}      cpu ${w.cpuMs.toFixed(2)} | wall: ${phases(w.wallMs)}`),
   ].join("\n");
 }
 
-type Measured = ReturnType<typeof measure>;
-const results: Record<string, { one: Measured; intra: Measured; dp: Measured }> = {};
+const results: Record<string, { one: Measured; intra: Measured; dp: Measured; dpThreadCpu: number[] }> = {};
 const profiles: string[] = [];
 for (const c of cases) {
   rt.manualSeed(0);
   const { model, x, y, lossFn } = c.make();
-  rt.setNumThreads(1);
-  const one = measure(model, model, x, y, lossFn);
-  rt.setNumThreads(threads);
-  const intra = measure(model, model, x, y, lossFn);
   const dp = new nn.DataParallel(model, { threads, profile: true });
-  const dpMeasured = measure(model, dp, x, y, lossFn);
-  profiles.push(describeProfile(c.name, dp.profile()));
+  const [one, intra, dpMeasured] = measureInTurns(model, [
+    { name: "one", kernelThreads: 1, run: model },
+    { name: "intra", kernelThreads: threads, run: model },
+    { name: "dp", kernelThreads: 1, run: dp },
+  ], x, y, lossFn);
+  const p = dp.profile();
+  profiles.push(describeProfile(c.name, p, dpMeasured!.mainCpuMs));
   await dp.close();
-  results[c.name] = { one, intra, dp: dpMeasured };
+  results[c.name] = { one: one!, intra: intra!, dp: dpMeasured!, dpThreadCpu: [dpMeasured!.mainCpuMs, ...p.workers.map((w) => w.cpuMs)] };
 }
+rt.setNumThreads(1);
 
 let peer: Record<string, { one: number; intra: number }> | null = null;
 if (!args.includes("--no-peer")) {
@@ -124,10 +161,24 @@ printTable(
 );
 
 // CPU per step says what each mode costs whatever else the machine runs: DataParallel's ideal is
-// one thread's CPU (the same work, cut in pieces), with its wall time divided by the threads.
-console.log("\nprocess CPU ms per training step (ratio: over one thread)");
+// one thread's CPU (the same work, cut in pieces), with its wall time divided by the threads. The
+// last column bounds DataParallel's speed-up from CPU alone: one thread's main-thread CPU over the
+// busiest DataParallel thread's, what the wall-time ratio would be on cores nothing else uses and
+// with no thread ever waiting for another (a wall ratio well below it on a quiet machine is time
+// spent waiting; on a loaded one, time other processes took).
+console.log("\nCPU ms per training step (ratios: over one thread)");
 printTable(
-  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio"],
-  Object.entries(results).map(([name, { one, intra, dp }]) => [name, one.cpuMs, intra.cpuMs, intra.cpuMs / one.cpuMs, dp.cpuMs, dp.cpuMs / one.cpuMs]),
+  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest DP thread"],
+  Object.entries(results).map(([name, { one, intra, dp, dpThreadCpu }]) => [
+    name,
+    one.cpuMs,
+    intra.cpuMs,
+    intra.cpuMs / one.cpuMs,
+    dp.cpuMs,
+    dp.cpuMs / one.cpuMs,
+    one.mainCpuMs,
+    dpThreadCpu.map((v) => v.toFixed(2)).join(", "),
+    one.mainCpuMs / Math.max(...dpThreadCpu),
+  ]),
 );
 console.log(`\n${profiles.join("\n")}`);
