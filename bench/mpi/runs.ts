@@ -29,13 +29,17 @@ export function peerRows(stdout: string): Map<number, Row> {
   return rows;
 }
 
-/** ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun: `rankScript` in BENCH_ROLE=rank. */
-export function runRingtorchMpi(rankScript: string): Row[] | string {
+/**
+ * ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun: `rankScript` in
+ * BENCH_ROLE=rank. `allReduceOn`: RINGTORCH_MPI_ALLREDUCE, "auto" (on one host, ringtorch's shared
+ * memory) or "mpi" (Open MPI's MPI_Allreduce).
+ */
+export function runRingtorchMpi(rankScript: string, allReduceOn: "auto" | "mpi" = "auto"): Row[] | string {
   if (spawnSync("sh", ["-c", "command -v mpirun"]).status !== 0) return "ringtorch's mpi backend was not measured: mpirun is not installed";
   if (!existsSync(fileURLToPath(new URL("../../build/Release/ringtorch_mpi.node", import.meta.url)))) {
     return "ringtorch's mpi backend was not measured: its addon is not built (Debian: libopenmpi-dev, then npm run build:native)";
   }
-  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi" };
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: allReduceOn };
   for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
   const r = spawnSync("mpirun", [...mpirunArgs(), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
   const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
