@@ -9,9 +9,13 @@
 // mpicc and mpirun are installed (Debian: libopenmpi-dev), ringtorch's backend "mpi" as it runs by
 // default (rt-mpi; on one host its all-reduce is ringtorch's shared memory) and with
 // RINGTORCH_MPI_ALLREDUCE=mpi (rt-mpi(MPI): MPI_Allreduce), and MPI_Allreduce itself in C (bench/mpi/allreduce.c).
+// With a C compiler, the loopback TCP ceiling too (loopback_tcp.c: the bytes each rank moves, no reduction).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as dist from "../src/distributed/index.js";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
@@ -88,6 +92,22 @@ function runGloo(describe: boolean): Map<number, Row> | string {
   return rows.size > 0 ? rows : `gloo run failed: ${r.stderr.slice(-500)}`;
 }
 
+/** The loopback TCP ceiling (loopback_tcp.c): each process sends and receives `mb` at once, no reduction. */
+function runLoopback(): Row[] | string {
+  if (spawnSync("sh", ["-c", "command -v cc"]).status !== 0) return "the loopback ceiling was not measured: no C compiler (cc)";
+  const dir = mkdtempSync(join(tmpdir(), "ringtorch-loopback-"));
+  try {
+    const exe = join(dir, "loopback_tcp");
+    const built = spawnSync("cc", ["-O2", "-pthread", "-o", exe, fileURLToPath(new URL("./loopback_tcp.c", import.meta.url))], { encoding: "utf8" });
+    if (built.status !== 0) return `the loopback ceiling was not measured: cc failed: ${built.stderr.slice(-300)}`;
+    const r = spawnSync(exe, SIZES_MB.map(String), { encoding: "utf8", timeout: 600_000 });
+    const rows = [...(r.stdout ?? "").matchAll(/loopback (\d+)MB: time ms min=([\d.]+) median=([\d.]+)/g)].map((m) => ({ mb: Number(m[1]), minMs: Number(m[2]), medianMs: Number(m[3]) }));
+    return rows.length > 0 ? rows : `the loopback ceiling run failed (exit ${r.status})`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const gbps = (mb: number, ms: number) => (mb * 2 ** 20) / (ms / 1000) / 1e9;
 const busFactor = (2 * (WORLD - 1)) / WORLD;
 
@@ -110,10 +130,11 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? "1");
 
 async function main(): Promise<void> {
   const streams = process.env.RINGTORCH_TCP_STREAMS ?? "1";
-  const runs = { shm: [], tcp: [], rtMpi: [], rtMpiOnMpi: [], gloo: [], mpi: [] } as Record<string, (Row[] | string)[]>;
+  const runs = { shm: [], tcp: [], loopback: [], rtMpi: [], rtMpiOnMpi: [], gloo: [], mpi: [] } as Record<string, (Row[] | string)[]>;
   for (let k = 0; k < REPEAT; k++) {
     runs.shm!.push((await runRingtorch({ RINGTORCH_TRANSPORT: "auto" })).rows);
     runs.tcp!.push((await runRingtorch({ RINGTORCH_TRANSPORT: "tcp", RINGTORCH_TCP_STREAMS: streams })).rows);
+    runs.loopback!.push(runLoopback());
     runs.rtMpi!.push(runRingtorchMpi(fileURLToPath(import.meta.url)));
     runs.rtMpiOnMpi!.push(runRingtorchMpi(fileURLToPath(import.meta.url), "mpi"));
     const g = runGloo(k === 0);
@@ -122,21 +143,24 @@ async function main(): Promise<void> {
   }
   const shm = combine(runs.shm!) as Row[];
   const tcp = combine(runs.tcp!) as Row[];
+  const loopback = combine(runs.loopback!);
   const rtMpi = combine(runs.rtMpi!);
   const rtMpiOnMpi = combine(runs.rtMpiOnMpi!);
   const glooRows = combine(runs.gloo!);
   const gloo = typeof glooRows === "string" ? glooRows : new Map(glooRows.map((r) => [r.mb, r]));
   const mpi = combine(runs.mpi!);
   console.log(`all-reduce, float32, ${WORLD} processes on one machine; medians of 7 rounds${REPEAT > 1 ? `, then the median over ${REPEAT} alternations` : ""}; algbw = bytes per rank / time, busbw = algbw × ${busFactor}`);
-  console.log(`shm, tcp: ringtorch over shared memory / loopback TCP with ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS); ` +
+  console.log(`shm, tcp: ringtorch over shared memory / loopback TCP with ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS); tcp/loopback: tcp's algbw over the loopback ceiling's; ` +
     'rt-mpi: ringtorch\'s backend "mpi" as it runs by default (on one host its all-reduce runs on ringtorch\'s shared memory, the other collectives on Open MPI); ' +
     'rt-mpi(MPI): the same with RINGTORCH_MPI_ALLREDUCE=mpi (MPI_Allreduce); MPI: MPI_Allreduce in C (bench/mpi/allreduce.c)');
-  console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | gloo ms | gloo algbw | tcp/gloo | shm/gloo | rt-mpi algbw | rt-mpi/shm | rt-mpi(MPI) algbw | rt-mpi(MPI)/shm | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
-  console.log("----- | ------ | --------- | ------ | --------- | --------- | ------- | ---------- | -------- | -------- | ------------ | ---------- | ----------------- | --------------- | ------ | --------- | ------- | -------");
+  console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | tcp/loopback | gloo ms | gloo algbw | tcp/gloo | shm/gloo | rt-mpi algbw | rt-mpi/shm | rt-mpi(MPI) algbw | rt-mpi(MPI)/shm | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
+  console.log("----- | ------ | --------- | ------ | --------- | --------- | ------------ | ------- | ---------- | -------- | -------- | ------------ | ---------- | ----------------- | --------------- | ------ | --------- | ------- | -------");
   for (const [i, row] of shm.entries()) {
     const t = tcp[i]!;
     const salg = gbps(row.mb, row.medianMs);
     const talg = gbps(t.mb, t.medianMs);
+    const lb = typeof loopback === "string" ? undefined : loopback.find((x) => x.mb === row.mb);
+    const lbalg = lb ? gbps(lb.mb, lb.medianMs) : NaN;
     const g = typeof gloo === "string" ? undefined : gloo.get(row.mb);
     const galg = g ? gbps(g.mb, g.medianMs) : NaN;
     const m = typeof mpi === "string" ? undefined : mpi.find((x) => x.mb === row.mb);
@@ -152,6 +176,7 @@ async function main(): Promise<void> {
       cell(t.medianMs, 6),
       cell(talg, 9),
       cell(talg * busFactor, 9),
+      `${cell(talg / lbalg, 11)}x`,
       cell(g ? g.medianMs : NaN, 7),
       cell(galg, 10),
       `${cell(talg / galg, 7)}x`,
@@ -167,6 +192,8 @@ async function main(): Promise<void> {
     ];
     console.log(cells.join(" | "));
   }
+  if (typeof loopback === "string") console.log(`note: ${loopback}`);
+  else console.log(`loopback TCP ceiling (loopback_tcp.c: both processes send and receive the size at once, no reduction), GB/s per direction: ${loopback.map((r) => `${r.mb} MB ${gbps(r.mb, r.medianMs).toFixed(2)}`).join(", ")}`);
   if (typeof gloo === "string") console.log(`note: ${gloo}`);
   if (typeof mpi === "string") console.log(`note: ${mpi}`);
   if (typeof rtMpi === "string") console.log(`note: ${rtMpi}`);
