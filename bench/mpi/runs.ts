@@ -15,9 +15,15 @@ export interface Row {
 
 const WORLD = 2;
 
-function mpirunArgs(): string[] {
+/**
+ * `unbound`: ringtorch's ranks run under `--bind-to none` (before BENCH_MPIRUN_ARGS, which may
+ * override it). Open MPI binds each rank to one core when there are 2, and a Node rank has several
+ * busy threads (main, comm worker, MPI's): bound, they share that core; on a loaded 2-core machine
+ * that measured 0.4–0.6× of unbound at 1–16 MB. The C program has one thread and keeps MPI's default.
+ */
+function mpirunArgs(unbound = false): string[] {
   const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
-  return [...asRoot, ...(process.env.BENCH_MPIRUN_ARGS ?? "").split(/\s+/).filter(Boolean), "-np", String(WORLD)];
+  return [...asRoot, ...(unbound ? ["--bind-to", "none"] : []), ...(process.env.BENCH_MPIRUN_ARGS ?? "").split(/\s+/).filter(Boolean), "-np", String(WORLD)];
 }
 
 /** Parses the peers' common "allreduce NMB: time ms min=… median=…" lines. */
@@ -41,7 +47,7 @@ export function runRingtorchMpi(rankScript: string, allReduceOn: "auto" | "mpi" 
   }
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: allReduceOn };
   for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
-  const r = spawnSync("mpirun", [...mpirunArgs(), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
+  const r = spawnSync("mpirun", [...mpirunArgs(true), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
   const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
   return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
 }

@@ -7,6 +7,7 @@ import { MpiClient } from "./mpi/mpi_client.js";
 import { loadMpiNative } from "./mpi/mpi_native.js";
 import { mpiAllReduceMode, startLocalShm } from "./mpi/local_shm.js";
 import { SplitClient } from "./mpi/split_client.js";
+import { singleCpuBindingWarning } from "./mpi/binding.js";
 import { loadCommNative, tryLoadCommNative } from "./native.js";
 import { ProcessGroup, type Runtime } from "./process_group.js";
 import { type Rendezvous, resolveRendezvous } from "./rendezvous.js";
@@ -306,6 +307,8 @@ async function initMpi(opts: InitOptions): Promise<ProcessGroup> {
   const mode = mpiAllReduceMode();
   const mpi = new MpiClient(loadMpiNative(), timeoutMs);
   const { rank, size } = mpi;
+  const bound = singleCpuBindingWarning(rank);
+  if (bound && rank === 0 && process.env.RINGTORCH_QUIET !== "1") console.warn(bound);
   const local = mode === "mpi" ? null : await startLocalShm(mpi, mode, timeoutMs, generation++);
   const client = local ? new SplitClient(mpi, local.client) : mpi;
   const runtime: Runtime = { rank, worldSize: size, client, timeoutMs, debugDetail: false, destroyed: false };

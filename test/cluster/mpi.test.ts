@@ -10,6 +10,7 @@ import { leftoverSegments } from "../distributed/harness.js";
 import { checkCollectiveReports, checkDeathReported, type TaskOutput } from "./outputs.js";
 import { processesWith, waitFor } from "./slurm_cluster.js";
 import { mpiAllReduceMode } from "../../src/distributed/mpi/local_shm.js";
+import { singleCpuBindingWarning } from "../../src/distributed/mpi/binding.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
@@ -110,6 +111,12 @@ describe("RINGTORCH_MPI_ALLREDUCE", () => {
     assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "MPI" }), "mpi");
     assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "shm" }), "shm");
     assert.throws(() => mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "nccl" }), /RINGTORCH_MPI_ALLREDUCE must be auto, mpi or shm, got "nccl"/);
+  });
+
+  it("a rank bound to one CPU of several is warned, with the mpirun option that unbinds it", () => {
+    assert.match(singleCpuBindingWarning(1, 1, 2) ?? "", /rank 1 may run on 1 of this host's 2 CPUs.*--bind-to none/);
+    assert.equal(singleCpuBindingWarning(0, 2, 2), null);
+    assert.equal(singleCpuBindingWarning(0, 1, 1), null);
   });
 });
 
