@@ -20,7 +20,8 @@ console.log(`all-reduce, float32, 2 ranks; mpirun options: ${process.env.BENCH_M
 console.log("round | size  | rt-mpi ms | rt-mpi algbw | C MPI ms | C MPI algbw | rt-mpi/C");
 for (let k = 0; k < repeat; k++) {
   const rt = runRingtorchMpi(rankScript, "mpi");
-  const c = runMpi(sizes);
+  // Both under --bind-to none, so that the ratio is the backend's overhead and not the binding's.
+  const c = runMpi(sizes, true);
   if (typeof rt === "string" || typeof c === "string") {
     console.log(`note: ${typeof rt === "string" ? rt : c}`);
     process.exit(1);

@@ -52,8 +52,8 @@ export function runRingtorchMpi(rankScript: string, allReduceOn: "auto" | "mpi" 
   return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
 }
 
-/** MPI_Allreduce in C at `sizesMb` (bench/mpi/allreduce.c, built here with mpicc). */
-export function runMpi(sizesMb = [1, 16, 64]): Row[] | string {
+/** MPI_Allreduce in C at `sizesMb` (bench/mpi/allreduce.c, built here with mpicc); `unbound` as in mpirunArgs. */
+export function runMpi(sizesMb = [1, 16, 64], unbound = false): Row[] | string {
   const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
   if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
   const dir = mkdtempSync(join(tmpdir(), "ringtorch-mpi-bench-"));
@@ -61,7 +61,7 @@ export function runMpi(sizesMb = [1, 16, 64]): Row[] | string {
     const exe = join(dir, "allreduce");
     const built = spawnSync("mpicc", ["-O2", "-o", exe, fileURLToPath(new URL("./allreduce.c", import.meta.url))], { encoding: "utf8" });
     if (built.status !== 0) return `Open MPI was not measured: mpicc failed: ${built.stderr.slice(-300)}`;
-    const r = spawnSync("mpirun", [...mpirunArgs(), exe, ...sizesMb.map(String)], { encoding: "utf8", timeout: 600_000 });
+    const r = spawnSync("mpirun", [...mpirunArgs(unbound), exe, ...sizesMb.map(String)], { encoding: "utf8", timeout: 600_000 });
     const rows = [...peerRows(r.stdout ?? "").values()];
     return rows.length > 0 ? rows : `Open MPI run failed: ${(r.stderr ?? "").slice(-500)}`;
   } finally {
