@@ -30,6 +30,8 @@ export function mpiAllReduceMode(env: NodeJS.ProcessEnv = process.env): "auto" |
 
 /** The rendezvous rank 0 sends the others over MPI: its store's port and the job's fresh secret. */
 const RENDEZVOUS_BYTES = 128;
+/** The longest the shared-memory transport may take to connect (see setupMs). */
+const SETUP_MS = 120_000;
 
 /**
  * Why shared memory: on one host, Open MPI's all-reduce measured 0.2–0.55× ringtorch's own
@@ -53,6 +55,9 @@ export async function startLocalShm(mpi: MpiClient, mode: "auto" | "shm", timeou
     return null;
   }
   const prefix = `ringtorch/mpi/pg${gen}`;
+  // A rank whose side fails at once leaves the others waiting for it to connect until this passes;
+  // MPI_Allreduce is a working fallback, so that wait is bounded well below a collective's 30 minutes.
+  const setupMs = Math.min(timeoutMs, SETUP_MS);
   const where = new Uint8Array(RENDEZVOUS_BYTES);
   let storeHost: StoreHost | null = null;
   let hostError: string | null = null;
@@ -74,12 +79,15 @@ export async function startLocalShm(mpi: MpiClient, mode: "auto" | "shm", timeou
   if (!native) {
     error = "the native addon with the transports is not built (run `npm run build:native`)";
   } else if (portText && token) {
-    const cfg = workerConfig(readCommEnv(), { rank: mpi.rank, world: mpi.size, token, storeHost: "127.0.0.1", storePort: Number(portText), prefix, timeoutMs });
-    cfg.transport = "shm";
     const abort = new AbortController();
-    const connecting = TCPStore.connect({ host: "127.0.0.1", port: Number(portText), token, timeoutMs, signal: abort.signal });
-    const starting = CommClient.start(cfg, abort.signal);
+    let starting: Promise<CommClient> | null = null;
+    let connecting: Promise<TCPStore> | null = null;
     try {
+      // Inside the try: a bad knob in this rank's environment must reach the agreement below, not leave the others waiting in it.
+      const cfg = workerConfig(readCommEnv(), { rank: mpi.rank, world: mpi.size, token, storeHost: "127.0.0.1", storePort: Number(portText), prefix, timeoutMs: setupMs });
+      cfg.transport = "shm";
+      connecting = TCPStore.connect({ host: "127.0.0.1", port: Number(portText), token, timeoutMs: setupMs, signal: abort.signal });
+      starting = CommClient.start(cfg, abort.signal);
       const [store, client] = await Promise.all([connecting, starting]);
       if (process.env.RINGTORCH_INLINE !== "0") {
         client.inline = new InlineRunner(native, client.handle, cfg, (group, seq) => store.setQuiet(`${prefix}/arrive/${group}/${cfg.rank}`, String(seq)));
@@ -87,8 +95,8 @@ export async function startLocalShm(mpi: MpiClient, mode: "auto" | "shm", timeou
       local = { client, store, storeHost, prefix };
     } catch (err) {
       abort.abort();
-      void starting.then((c) => c.shutdown(), () => {});
-      void connecting.then((s) => s.close(), () => {});
+      void starting?.then((c) => c.shutdown(), () => {});
+      void connecting?.then((s) => s.close(), () => {});
       error = (err as Error).message;
     }
   } else if (error === null) {
