@@ -120,6 +120,35 @@ describe("RINGTORCH_MPI_ALLREDUCE", () => {
   });
 });
 
+describe("the mpi backend's shared-memory all-reduce when one rank's side cannot start", { skip: noAddon, concurrency: 2, timeout: 300_000 }, () => {
+  // MPMD: rank 1 alone gets a shared-memory setting out of range.
+  const run = (mode: string) =>
+    new Promise<{ code: number | null; output: string; tasks: TaskOutput[] }>((resolve) => {
+      const { env } = mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: mode, RINGTORCH_QUIET: "0" });
+      const rank = [process.execPath, "--import", TSX, "--conditions=source", WORKER("test/cluster/workers/mpi_fallback.ts")];
+      const args = [...MPIRUN, "--mca", "orte_abort_on_non_zero_status", "0", "-np", "1", ...rank, ":", "-np", "1", "-x", "RINGTORCH_SHM_SLOTS=1", ...rank];
+      execFile("mpirun", args, { env, cwd: ROOT, timeout: 240_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+        const output = stdout + stderr;
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output, tasks: untag(output, 2) });
+      });
+    });
+
+  it("by default, every rank falls back to MPI_Allreduce (rank 0 warns why) and the sums are right", async () => {
+    const job = await run("auto");
+    assert.equal(job.code, 0, job.output);
+    for (const [rank, t] of job.tasks.entries()) assert.match(t.stdout, new RegExp(`RESULT \\{"rank":${rank},"ok":true\\}`), job.output);
+    assert.match(job.tasks[0]!.stderr, /the mpi backend all-reduces on MPI: the shared-memory transport did not start on rank\(s\) (0, )?1/, job.output);
+  });
+
+  it("with RINGTORCH_MPI_ALLREDUCE=shm, every rank fails init naming the rank whose side did not start", async () => {
+    const job = await run("shm");
+    // orte_abort_on_non_zero_status=0 lets both ranks print their error; mpirun then exits 0.
+    assert.doesNotMatch(job.output, /RESULT/, job.output);
+    assert.match(job.tasks[1]!.stderr, /RINGTORCH_MPI_ALLREDUCE=shm, but the shared-memory transport did not start on rank\(s\) (0, )?1 \(here: RINGTORCH_SHM_SLOTS/, job.output);
+    assert.match(job.tasks[0]!.stderr, /RINGTORCH_MPI_ALLREDUCE=shm, but the shared-memory transport did not start on rank\(s\) (0, )?1/, job.output);
+  });
+});
+
 // Each case runs twice: with every collective on Open MPI (RINGTORCH_MPI_ALLREDUCE=mpi), and as the
 // backend runs by default, where a job on one host all-reduces on ringtorch's shared memory.
 for (const mode of ["mpi", "auto"] as const) {

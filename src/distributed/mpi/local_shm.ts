@@ -102,7 +102,8 @@ export async function startLocalShm(mpi: MpiClient, mode: "auto" | "shm", timeou
   } else if (error === null) {
     error = "rank 0 could not host the store";
   }
-  const failedRanks = mpi.ranksThatFailed(local === null);
+  // A rank that failed at once waits here while the others' setup runs out: give it that long and more.
+  const failedRanks = mpi.ranksThatFailed(local === null, Math.max(timeoutMs, setupMs + SETUP_MS));
   if (failedRanks.length === 0) return local;
   if (local) await closeLocalShm(local);
   else await storeHost?.close().catch(() => {});
