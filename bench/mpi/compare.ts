@@ -1,8 +1,9 @@
 // node --import tsx bench/mpi/compare.ts          (from the repository root; needs mpirun and the MPI addon)
 //
-// ringtorch's backend "mpi" against MPI_Allreduce in C, alternated BENCH_REPEAT times (3 unless
-// set) so that both see the same machine, at BENCH_SIZES_MB (16 unless set, e.g. 1,16,64), on 2
-// ranks; BENCH_MPIRUN_ARGS passes Open MPI tuning to both, e.g.
+// ringtorch's backend "mpi" with its all-reduce on MPI (RINGTORCH_MPI_ALLREDUCE=mpi; by default a
+// job on one host all-reduces on ringtorch's shared memory, which bench/allreduce.ts shows)
+// against MPI_Allreduce in C, alternated BENCH_REPEAT times (3 unless set) so that both see the
+// same machine, at BENCH_SIZES_MB (16 unless set, e.g. 1,16,64), on 2 ranks; BENCH_MPIRUN_ARGS passes Open MPI tuning to both, e.g.
 //   BENCH_MPIRUN_ARGS="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4" node --import tsx bench/mpi/compare.ts
 // Prints each pair's median times and algbw, and the ratio ringtorch / C.
 import { fileURLToPath } from "node:url";
@@ -18,8 +19,9 @@ const ratios = new Map<number, number[]>(sizes.map((mb) => [mb, []]));
 console.log(`all-reduce, float32, 2 ranks; mpirun options: ${process.env.BENCH_MPIRUN_ARGS || "(none)"}`);
 console.log("round | size  | rt-mpi ms | rt-mpi algbw | C MPI ms | C MPI algbw | rt-mpi/C");
 for (let k = 0; k < repeat; k++) {
-  const rt = runRingtorchMpi(rankScript);
-  const c = runMpi(sizes);
+  const rt = runRingtorchMpi(rankScript, "mpi");
+  // Both under --bind-to none, so that the ratio is the backend's overhead and not the binding's.
+  const c = runMpi(sizes, true);
   if (typeof rt === "string" || typeof c === "string") {
     console.log(`note: ${typeof rt === "string" ? rt : c}`);
     process.exit(1);

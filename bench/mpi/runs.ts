@@ -15,9 +15,15 @@ export interface Row {
 
 const WORLD = 2;
 
-function mpirunArgs(): string[] {
+/**
+ * `unbound`: ringtorch's ranks run under `--bind-to none` (before BENCH_MPIRUN_ARGS, which may
+ * override it). Open MPI binds each rank to one core when there are 2, and a Node rank has several
+ * busy threads (main, comm worker, MPI's): bound, they share that core; on a loaded 2-core machine
+ * that measured 0.4–0.6× of unbound at 1–16 MB. The C program has one thread and keeps MPI's default.
+ */
+function mpirunArgs(unbound = false): string[] {
   const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
-  return [...asRoot, ...(process.env.BENCH_MPIRUN_ARGS ?? "").split(/\s+/).filter(Boolean), "-np", String(WORLD)];
+  return [...asRoot, ...(unbound ? ["--bind-to", "none"] : []), ...(process.env.BENCH_MPIRUN_ARGS ?? "").split(/\s+/).filter(Boolean), "-np", String(WORLD)];
 }
 
 /** Parses the peers' common "allreduce NMB: time ms min=… median=…" lines. */
@@ -29,21 +35,25 @@ export function peerRows(stdout: string): Map<number, Row> {
   return rows;
 }
 
-/** ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun: `rankScript` in BENCH_ROLE=rank. */
-export function runRingtorchMpi(rankScript: string): Row[] | string {
+/**
+ * ringtorch's own mpi backend (initProcessGroup({ backend: "mpi" })) under mpirun: `rankScript` in
+ * BENCH_ROLE=rank. `allReduceOn`: RINGTORCH_MPI_ALLREDUCE, "auto" (on one host, ringtorch's shared
+ * memory) or "mpi" (Open MPI's MPI_Allreduce).
+ */
+export function runRingtorchMpi(rankScript: string, allReduceOn: "auto" | "mpi" = "auto"): Row[] | string {
   if (spawnSync("sh", ["-c", "command -v mpirun"]).status !== 0) return "ringtorch's mpi backend was not measured: mpirun is not installed";
   if (!existsSync(fileURLToPath(new URL("../../build/Release/ringtorch_mpi.node", import.meta.url)))) {
     return "ringtorch's mpi backend was not measured: its addon is not built (Debian: libopenmpi-dev, then npm run build:native)";
   }
-  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi" };
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: allReduceOn };
   for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
-  const r = spawnSync("mpirun", [...mpirunArgs(), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
+  const r = spawnSync("mpirun", [...mpirunArgs(true), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
   const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
   return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
 }
 
-/** MPI_Allreduce in C at `sizesMb` (bench/mpi/allreduce.c, built here with mpicc). */
-export function runMpi(sizesMb = [1, 16, 64]): Row[] | string {
+/** MPI_Allreduce in C at `sizesMb` (bench/mpi/allreduce.c, built here with mpicc); `unbound` as in mpirunArgs. */
+export function runMpi(sizesMb = [1, 16, 64], unbound = false): Row[] | string {
   const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
   if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
   const dir = mkdtempSync(join(tmpdir(), "ringtorch-mpi-bench-"));
@@ -51,7 +61,7 @@ export function runMpi(sizesMb = [1, 16, 64]): Row[] | string {
     const exe = join(dir, "allreduce");
     const built = spawnSync("mpicc", ["-O2", "-o", exe, fileURLToPath(new URL("./allreduce.c", import.meta.url))], { encoding: "utf8" });
     if (built.status !== 0) return `Open MPI was not measured: mpicc failed: ${built.stderr.slice(-300)}`;
-    const r = spawnSync("mpirun", [...mpirunArgs(), exe, ...sizesMb.map(String)], { encoding: "utf8", timeout: 600_000 });
+    const r = spawnSync("mpirun", [...mpirunArgs(unbound), exe, ...sizesMb.map(String)], { encoding: "utf8", timeout: 600_000 });
     const rows = [...peerRows(r.stdout ?? "").values()];
     return rows.length > 0 ? rows : `Open MPI run failed: ${(r.stderr ?? "").slice(-500)}`;
   } finally {

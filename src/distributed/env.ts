@@ -34,6 +34,7 @@ import { MAX_TCP_STREAMS } from "./native.js";
  * | RINGTORCH_STREAMING_KB | 8192 | received messages this large are written around the cache |
  * | RINGTORCH_PIPELINE_KB | 512 | piece size of pipelined (chain) broadcasts |
  * | RINGTORCH_INLINE | 1 | `0` sends synchronous collectives through the comm worker too (see inline_runner.ts) |
+ * | RINGTORCH_MPI_ALLREDUCE | auto | backend "mpi" only: `auto` all-reduces on shared memory when every rank is on one host, `mpi` always on MPI, `shm` shared memory or an error (mpi/local_shm.ts) |
  */
 export interface CommEnv {
   transport: "auto" | "shm" | "tcp";

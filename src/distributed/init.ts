@@ -5,6 +5,9 @@ import type { WorkerConfig } from "./engine/messages.js";
 import { InlineRunner } from "./inline_runner.js";
 import { MpiClient } from "./mpi/mpi_client.js";
 import { loadMpiNative } from "./mpi/mpi_native.js";
+import { mpiAllReduceMode, startLocalShm } from "./mpi/local_shm.js";
+import { SplitClient } from "./mpi/split_client.js";
+import { singleCpuBindingWarning } from "./mpi/binding.js";
 import { loadCommNative, tryLoadCommNative } from "./native.js";
 import { ProcessGroup, type Runtime } from "./process_group.js";
 import { type Rendezvous, resolveRendezvous } from "./rendezvous.js";
@@ -13,6 +16,7 @@ import { TCPStore } from "./store/tcp_store.js";
 import { StoreHost } from "./store_host.js";
 import { readTokenFile, readTokenFileEnv, removeTokenFile, STORE_TOKEN_FILE_ENV, tokenFilePath, writeTokenFile, isLoopback } from "./token_file.js";
 import { DistributedError } from "./work.js";
+import { workerConfig } from "./worker_config.js";
 import { checkArity, checkOptions } from "../util/options.js";
 import { traceGroupHook, tracing } from "../util/trace.js";
 
@@ -81,25 +85,9 @@ export async function initProcessGroup(opts: InitOptions | string = {}): Promise
   if (rdzv.worldSize > 1) {
     if (!tryLoadCommNative()) throw new Error("initProcessGroup: the native addon with the transports is not built; run `npm run build:native`");
     try {
-      await join(world, rdzv, opts, timeoutMs, gen, (token) => ({
-        rank: rdzv.rank,
-        world: rdzv.worldSize,
-        token,
-        storeHost: rdzv.host,
-        storePort: rdzv.port,
-        prefix: world.prefix,
-        timeoutMs,
-        transport: cenv.transport,
-        listenHost: cenv.socketAddr ?? null,
-        tcpStreams: cenv.tcpStreams,
-        stripeBytes: cenv.stripeBytes,
-        slotBytes: cenv.slotBytes,
-        slots: cenv.slots,
-        spinUs: cenv.spinUs,
-        streamingBytes: cenv.streamingBytes,
-        pipelineBytes: cenv.pipelineBytes,
-        algorithm: cenv.algorithm,
-      }));
+      await join(world, rdzv, opts, timeoutMs, gen, (token) =>
+        workerConfig(cenv, { rank: rdzv.rank, world: rdzv.worldSize, token, storeHost: rdzv.host, storePort: rdzv.port, prefix: world.prefix, timeoutMs }),
+      );
       (runtime as { client: CommClient | null }).client = world.client;
     } catch (err) {
       await world.client?.shutdown();
@@ -305,19 +293,36 @@ let mpiFinalized = false;
 
 /**
  * initProcessGroup({ backend: "mpi" }): rank and world size come from MPI itself (so the script
- * must run under mpirun or srun --mpi), and the collectives run on MPI (mpi/mpi_client.ts); no
- * store, token or ringtorch transport is involved. MPI can start only once per process.
+ * must run under mpirun or srun --mpi), and the collectives run on MPI (mpi/mpi_client.ts), except
+ * the all-reduce of a job whose ranks all run on one host, which runs on ringtorch's shared
+ * memory (mpi/local_shm.ts; RINGTORCH_MPI_ALLREDUCE=mpi keeps it on MPI). No MASTER_ADDR or token
+ * is asked of the user: that transport's rendezvous rides on MPI. MPI can start only once per process.
  */
-function initMpi(opts: InitOptions): ProcessGroup {
+async function initMpi(opts: InitOptions): Promise<ProcessGroup> {
   for (const k of ["initMethod", "rank", "worldSize", "token"] as const) {
     if (opts[k] !== undefined) throw new Error(`initProcessGroup: backend "mpi" takes rank and world size from MPI; leave out ${k}`);
   }
   if (mpiFinalized) throw new Error('initProcessGroup: backend "mpi" cannot start again in this process (MPI allows one MPI_Init per process)');
   const timeoutMs = opts.timeoutMs ?? readCommEnv().timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const client = new MpiClient(loadMpiNative(), timeoutMs);
-  const { rank, size } = client;
+  const mode = mpiAllReduceMode();
+  const mpi = new MpiClient(loadMpiNative(), timeoutMs);
+  const { rank, size } = mpi;
+  const bound = singleCpuBindingWarning(rank);
+  if (bound && rank === 0 && process.env.RINGTORCH_QUIET !== "1") console.warn(bound);
+  const local = mode === "mpi" ? null : await startLocalShm(mpi, mode, timeoutMs, generation++);
+  const client = local ? new SplitClient(mpi, local.client) : mpi;
   const runtime: Runtime = { rank, worldSize: size, client, timeoutMs, debugDetail: false, destroyed: false };
-  const world: World = { runtime, world: new ProcessGroup(0, range(size), runtime), client: null, mpi: client, store: null, storeHost: null, prefix: "", tokenFile: null, nextGroupId: 1 };
+  const world: World = {
+    runtime,
+    world: new ProcessGroup(0, range(size), runtime),
+    client: local?.client ?? null,
+    mpi,
+    store: local?.store ?? null,
+    storeHost: local?.storeHost ?? null,
+    prefix: local?.prefix ?? "",
+    tokenFile: null,
+    nextGroupId: 1,
+  };
   current = world;
   defaultWorld.rank = () => current?.runtime.rank;
   defaultWorld.worldSize = () => current?.runtime.worldSize;

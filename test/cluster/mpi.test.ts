@@ -9,6 +9,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { leftoverSegments } from "../distributed/harness.js";
 import { checkCollectiveReports, checkDeathReported, type TaskOutput } from "./outputs.js";
 import { processesWith, waitFor } from "./slurm_cluster.js";
+import { mpiAllReduceMode } from "../../src/distributed/mpi/local_shm.js";
+import { singleCpuBindingWarning } from "../../src/distributed/mpi/binding.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
@@ -103,53 +105,109 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
 // The mpi backend: collectives on Open MPI itself, through the optional addon (scripts/build-mpi.js).
 const noAddon = missing || (existsSync(join(ROOT, "build/Release/ringtorch_mpi.node")) ? false : "the MPI addon is not built (Debian: libopenmpi-dev, then npm run build:native)");
 
-describe('initProcessGroup({ backend: "mpi" }) under mpirun: collectives on Open MPI', { skip: noAddon, concurrency: 2, timeout: 900_000 }, () => {
-  const onMpi = (extra: Record<string, string> = {}) => mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", ...extra });
-  for (const n of [2, 3]) {
-    it(`mpirun -np ${n}: the default backend's collective cases (every op and dtype, odd sizes, point-to-point, subgroups) match their reference`, async () => {
-      const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], onMpi({ CASE_GRID: "small" }).env);
-      checkCollectiveReports(job.code, job.tasks, n, job.output);
-      for (const t of job.tasks) assert.match(t.stdout, /"transports":\["(self|mpi)"(,"(self|mpi)")*\]/);
-      assert.doesNotMatch(job.output, /"shm"|"tcp"/, "the mpi backend ran on ringtorch's transports");
-    });
-  }
-
-  it("mpirun -np 3: DDP on the mpi backend takes the same steps as one process on the whole batch", async () => {
-    const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onMpi().env);
-    assert.equal(job.code, 0, job.output);
-    for (const t of job.tasks) {
-      const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
-      assert.ok(line, job.output);
-      const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
-      assert.deepEqual(outcome.failures, []);
-      assert.equal(outcome.checks.length, 14);
-    }
+describe("RINGTORCH_MPI_ALLREDUCE", () => {
+  it("takes auto (the default), mpi or shm, and names a wrong value", () => {
+    assert.equal(mpiAllReduceMode({}), "auto");
+    assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "MPI" }), "mpi");
+    assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "shm" }), "shm");
+    assert.throws(() => mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "nccl" }), /RINGTORCH_MPI_ALLREDUCE must be auto, mpi or shm, got "nccl"/);
   });
 
-  it("a rank that exits inside an MPI collective: the others end with ringtorch's error naming it, and no process is left", async () => {
-    // MPI itself never notices a dead peer on shared memory; the mpi backend watches the pids of
-    // the ranks on its host while it waits.
-    const { env, marker } = onMpi({ DIE_BY: "exit" });
-    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
-    checkDeathReported(job.tasks, 1, job.output);
-    assert.deepEqual(processesWith(marker), []);
-  });
-
-  it("a rank killed by a signal inside an MPI collective: mpirun fails the job and no process is left", async () => {
-    const { env, marker } = onMpi();
-    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env);
-    assert.notEqual(job.code, 0, job.output);
-    assert.deepEqual(processesWith(marker), []);
-  });
-
-  it("a rank that never calls the collective: the others fail past their timeout with ringtorch's error, and no process is left", async () => {
-    const { env, marker } = onMpi({ DIE_BY: "stall" });
-    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
-    // The first to time out ends; the other may see that exit before its own timeout.
-    const timedOut = (rank: number) => new RegExp(`DistributedError: allReduce #2 did not finish within 3000 ms on rank ${rank} \\(mpi backend\\)`);
-    const sawExit = (rank: number) => new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: rank ${2 - rank} \\(pid \\d+\\) exited`);
-    for (const rank of [0, 2]) assert.ok(timedOut(rank).test(job.tasks[rank]!.stderr) || sawExit(rank).test(job.tasks[rank]!.stderr), job.output);
-    assert.ok([0, 2].some((rank) => timedOut(rank).test(job.tasks[rank]!.stderr)), job.output);
-    assert.deepEqual(processesWith(marker), []);
+  it("a rank bound to one CPU of several is warned, with the mpirun option that unbinds it", () => {
+    assert.match(singleCpuBindingWarning(1, 1, 2) ?? "", /rank 1 may run on 1 of this host's 2 CPUs.*--bind-to none/);
+    assert.equal(singleCpuBindingWarning(0, 2, 2), null);
+    assert.equal(singleCpuBindingWarning(0, 1, 1), null);
   });
 });
+
+describe("the mpi backend's shared-memory all-reduce when one rank's side cannot start", { skip: noAddon, concurrency: 2, timeout: 300_000 }, () => {
+  // MPMD: rank 1 alone gets a shared-memory setting out of range.
+  const run = (mode: string) =>
+    new Promise<{ code: number | null; output: string; tasks: TaskOutput[] }>((resolve) => {
+      const { env } = mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: mode, RINGTORCH_QUIET: "0" });
+      const rank = [process.execPath, "--import", TSX, "--conditions=source", WORKER("test/cluster/workers/mpi_fallback.ts")];
+      const args = [...MPIRUN, "--mca", "orte_abort_on_non_zero_status", "0", "-np", "1", ...rank, ":", "-np", "1", "-x", "RINGTORCH_SHM_SLOTS=1", ...rank];
+      execFile("mpirun", args, { env, cwd: ROOT, timeout: 240_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+        const output = stdout + stderr;
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output, tasks: untag(output, 2) });
+      });
+    });
+
+  it("by default, every rank falls back to MPI_Allreduce (rank 0 warns why) and the sums are right", async () => {
+    const job = await run("auto");
+    assert.equal(job.code, 0, job.output);
+    for (const [rank, t] of job.tasks.entries()) assert.match(t.stdout, new RegExp(`RESULT \\{"rank":${rank},"ok":true\\}`), job.output);
+    assert.match(job.tasks[0]!.stderr, /the mpi backend all-reduces on MPI: the shared-memory transport did not start on rank\(s\) (0, )?1/, job.output);
+  });
+
+  it("with RINGTORCH_MPI_ALLREDUCE=shm, every rank fails init naming the rank whose side did not start", async () => {
+    const job = await run("shm");
+    // orte_abort_on_non_zero_status=0 lets both ranks print their error; mpirun then exits 0.
+    assert.doesNotMatch(job.output, /RESULT/, job.output);
+    assert.match(job.tasks[1]!.stderr, /RINGTORCH_MPI_ALLREDUCE=shm, but the shared-memory transport did not start on rank\(s\) (0, )?1 \(here: RINGTORCH_SHM_SLOTS/, job.output);
+    assert.match(job.tasks[0]!.stderr, /RINGTORCH_MPI_ALLREDUCE=shm, but the shared-memory transport did not start on rank\(s\) (0, )?1/, job.output);
+  });
+});
+
+// Each case runs twice: with every collective on Open MPI (RINGTORCH_MPI_ALLREDUCE=mpi), and as the
+// backend runs by default, where a job on one host all-reduces on ringtorch's shared memory.
+for (const mode of ["mpi", "auto"] as const) {
+  const onMpi = (extra: Record<string, string> = {}) => mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: mode, ...extra });
+  const title = mode === "mpi" ? "every collective on Open MPI (RINGTORCH_MPI_ALLREDUCE=mpi)" : "on one host, all-reduce on ringtorch's shared memory and the rest on Open MPI (the default)";
+  describe(`initProcessGroup({ backend: "mpi" }) under mpirun: ${title}`, { skip: noAddon, concurrency: 2, timeout: 900_000 }, () => {
+    for (const n of [2, 3]) {
+      it(`mpirun -np ${n}: the default backend's collective cases (every op and dtype, odd sizes, point-to-point, subgroups) match their reference`, async () => {
+        const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], onMpi({ CASE_GRID: "small" }).env);
+        checkCollectiveReports(job.code, job.tasks, n, job.output);
+        for (const t of job.tasks) assert.match(t.stdout, /"transports":\["(self|mpi)"(,"(self|mpi)")*\]/);
+        assert.doesNotMatch(job.output, /"shm"|"tcp"/, "the mpi backend reported ringtorch's transports");
+      });
+    }
+
+    it("mpirun -np 3: DDP on the mpi backend takes the same steps as one process on the whole batch", async () => {
+      const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onMpi().env);
+      assert.equal(job.code, 0, job.output);
+      for (const t of job.tasks) {
+        const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+        assert.ok(line, job.output);
+        const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
+        assert.deepEqual(outcome.failures, []);
+        assert.equal(outcome.checks.length, 14);
+      }
+    });
+
+    it("a rank that exits inside a collective: the others end with ringtorch's error naming it, and no process or shared memory is left", async () => {
+      // MPI itself never notices a dead peer on shared memory; the mpi backend watches the pids of
+      // the ranks on its host while it waits (and ringtorch's transport, its peers).
+      const { env, marker } = onMpi({ DIE_BY: "exit" });
+      const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+      checkDeathReported(job.tasks, 1, job.output);
+      assert.deepEqual(processesWith(marker), []);
+      const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
+      assert.deepEqual(leftoverSegments(pids), []);
+    });
+
+    it("a rank killed by a signal inside a collective: mpirun fails the job and no process or shared memory is left", async () => {
+      const { env, marker } = onMpi();
+      const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env);
+      assert.notEqual(job.code, 0, job.output);
+      assert.deepEqual(processesWith(marker), []);
+      const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
+      assert.deepEqual(leftoverSegments(pids), []);
+    });
+
+    it("a rank that never calls the collective: the others fail past their timeout with ringtorch's error, and no process is left", async () => {
+      const { env, marker } = onMpi({ DIE_BY: "stall" });
+      const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+      // The first to time out ends; the other may see that exit before its own timeout.
+      const timedOut = (rank: number) =>
+        mode === "mpi"
+          ? new RegExp(`DistributedError: allReduce #2 did not finish within 3000 ms on rank ${rank} \\(mpi backend\\)`)
+          : new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: timed out after 3000 ms .*Ranks that never arrived at it: 1\\.`);
+      const sawExit = (rank: number) => new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: (rank ${2 - rank} \\(pid \\d+\\) exited|.*Ranks that never arrived at it: (\\d+, )*1\\b)`);
+      for (const rank of [0, 2]) assert.ok(timedOut(rank).test(job.tasks[rank]!.stderr) || sawExit(rank).test(job.tasks[rank]!.stderr), job.output);
+      assert.ok([0, 2].some((rank) => timedOut(rank).test(job.tasks[rank]!.stderr)), job.output);
+      assert.deepEqual(processesWith(marker), []);
+    });
+  });
+}

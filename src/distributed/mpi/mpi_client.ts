@@ -74,6 +74,27 @@ export class MpiClient {
     return this.submit(msg, description, onSettle);
   }
 
+  /** Rank `root`'s bytes into `bytes` on every rank of the job; blocks (setup only). */
+  broadcastBytes(bytes: Uint8Array, root: number): void {
+    this.setupStep({ kind: "broadcast", buf: { data: bytes, offset: 0, numel: bytes.length }, root }, "broadcast of the setup");
+  }
+
+  /**
+   * Every rank says whether something failed on it; returns the ranks that did, the same on all.
+   * Blocks (setup only) up to `waitMs`: longer than the slowest rank may take to get here.
+   */
+  ranksThatFailed(failed: boolean, waitMs: number): number[] {
+    const flags = new Uint8Array(this.size);
+    const mine = new Uint8Array([failed ? 1 : 0]);
+    const outputs = Array.from({ length: this.size }, (_, r) => ({ data: flags, offset: r, numel: 1 }));
+    this.setupStep({ kind: "allGather", input: { data: mine, offset: 0, numel: 1 }, outputs }, "allGather of the setup's outcome", waitMs);
+    return [...flags.keys()].filter((r) => flags[r] !== 0);
+  }
+
+  private setupStep(req: OpMessage["req"], description: string, waitMs = this.timeoutMs): void {
+    this.submit({ group: 0, seq: 0, dtype: "uint8", timeoutMs: waitMs, algorithm: null, debug: null, req }, description, null).wait();
+  }
+
   /** newGroup: a communicator split off MPI_COMM_WORLD; every rank calls it in the same order. */
   addGroup(id: number, members: readonly number[], timeoutMs: number): void {
     const member = members.includes(this.rank);
