@@ -1,7 +1,8 @@
 import { getBackend } from "../backend/index.js";
-import { record } from "../autograd/record.js";
+import { needsGradOf, record } from "../autograd/record.js";
 import { broadcastShapes, formatShape } from "../tensor/shape.js";
-import type { Tensor } from "../tensor/tensor.js";
+import { allocate } from "../tensor/storage.js";
+import { SHARED_LAYOUT, Tensor } from "../tensor/tensor.js";
 import { isAutocastEnabled, lowPrecisionProduct } from "./autocast.js";
 import { to } from "./creation.js";
 import { sumToShape } from "./reduction.js";
@@ -95,8 +96,50 @@ function batchedMatmul(a: Tensor, b: Tensor, lowp = false): Tensor {
   );
 }
 
+/**
+ * The frozen [rows, cols] shape and [cols, 1] strides of the last plain product's output, shared by
+ * the next output of the same size: a loop of products of one size makes no layout arrays.
+ */
+let lastLayout: { rows: number; cols: number; shape: readonly number[]; strides: readonly number[] } | null = null;
+
+function matrixLayout(rows: number, cols: number): { shape: readonly number[]; strides: readonly number[] } {
+  if (lastLayout === null || lastLayout.rows !== rows || lastLayout.cols !== cols) {
+    lastLayout = { rows, cols, shape: Object.freeze([rows, cols]), strides: Object.freeze([cols, 1]) };
+  }
+  return lastLayout;
+}
+
+/**
+ * The common call: two float32 or float64 matrices, unit stride along one dim each, nothing to record
+ * and no autocast. One GEMM into a fresh [m, n] tensor; null when the general path must run (it
+ * builds broadcast views, batch shapes and the backward closure, several µs that a 32×32 product,
+ * a few µs of arithmetic, would pay every call).
+ */
+function plainProduct(a: Tensor, b: Tensor): Tensor | null {
+  if (!(a instanceof Tensor) || !(b instanceof Tensor) || a.ndim !== 2 || b.ndim !== 2) return null;
+  if (a.dtype !== b.dtype || (a.dtype !== "float32" && a.dtype !== "float64") || lowPrecisionProduct(a, b) || needsGradOf(a, b)) return null;
+  const m = a.shape[0];
+  const k = a.shape[1];
+  const n = b.shape[1];
+  if (b.shape[0] !== k) return null;
+  const sa = matrixStrides(a);
+  const sb = matrixStrides(b);
+  if (sa === null || sb === null) return null;
+  const layout = matrixLayout(m, n);
+  const out = new Tensor(allocate(a.dtype, m * n, false), layout.shape, layout.strides, 0, SHARED_LAYOUT);
+  getBackend().matmul({
+    batch: 1, m, n, k,
+    a: a.storage.data, aOffset: a.offset, aRowStride: sa[0], aColStride: sa[1], aBatchStride: 0,
+    b: b.storage.data, bOffset: b.offset, bRowStride: sb[0], bColStride: sb[1], bBatchStride: 0,
+    out: out.storage.data, outOffset: 0, alpha: 1, beta: 0,
+  });
+  return out;
+}
+
 /** torch.matmul: dot, matrix-vector, matrix-matrix and batched products with broadcasting. */
 export function matmul(a: Tensor, b: Tensor): Tensor {
+  const plain = plainProduct(a, b);
+  if (plain) return plain;
   assertTensor(a, "matmul");
   assertTensor(b, "matmul", "other");
   const boolDot = a.dtype === "bool" && a.ndim === 1 && b.ndim === 1;

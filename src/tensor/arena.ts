@@ -47,6 +47,8 @@ export interface ArenaPolicy {
   fullMin: number;
   /** Free bytes kept for reuse (RINGTORCH_POOL_MB). */
   freeLimit: number;
+  /** Growth of what a thread holds, as a share of what the last full collection left, that starts another once over fullMin (RINGTORCH_ARENA_FULL_GROWTH). */
+  fullGrowth: number;
 }
 
 /** V8's `gc`: with `{ type: "minor" }` a scavenge; with no argument a full collection. */
@@ -68,7 +70,8 @@ type Collect = (options?: { type: "minor" | "major" }) => void;
  * markings and full collections inside allocations), so the arena asks for full collections itself,
  * after a scavenge, on either of two signs:
  * - what this thread holds has grown by FULL_GROWTH of what it held after the last full one, and
- *   at least FULL_MIN bytes: a program whose live tensors grow pays a logarithmic number of them;
+ *   at least FULL_MIN bytes: a program whose live tensors grow pays a logarithmic number of them,
+ *   and dead tensors in the old generation stay within FULL_GROWTH of the live set (or FULL_MIN);
  * - it holds more than FULL_MIN bytes and `fullEvery` scavenges went by since the last full one:
  *   what a phase with many live tensors left behind once they died. `fullEvery` doubles when a full
  *   collection found less than a quarter of what was held dead (the memory was live: a model's
@@ -76,10 +79,26 @@ type Collect = (options?: { type: "minor" | "major" }) => void;
  * Full collections cost milliseconds (they trace the whole JavaScript heap), scavenges tens of µs.
  */
 const MiB = 1024 * 1024;
+
+/** A policy figure from the environment: a finite number >= 0, or a clear error at startup. */
+function policyNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0) throw new RangeError(`${name}: expected a number >= 0, got ${JSON.stringify(raw)}`);
+  return v;
+}
+
 const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * MiB;
 const LARGE_BLOCKS = 3;
 const FULL_MIN = Number(process.env.RINGTORCH_ARENA_FULL_MB ?? 64) * MiB;
-const FULL_GROWTH = 1;
+/**
+ * 0.5, not 1: with 1, bench/gpt.ts's GPT (about 250 MB live after a full collection) let another
+ * 250 MB of dead activations pile up before the next one, and its peak RSS was 570 MB; with 0.5 it
+ * is 435-470 MB (0.25: 411 MB), for about one more full collection per step (a 20 MB JavaScript heap: a
+ * few ms beside a step of hundreds), whose cost stayed within the shared machine's noise.
+ */
+const FULL_GROWTH = policyNumber("RINGTORCH_ARENA_FULL_GROWTH", 0.5);
 const FULL_EVERY_MIN = 16;
 const FULL_EVERY_MAX = 1024;
 /**
@@ -142,7 +161,7 @@ export class Arena {
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
 
-  readonly policy: ArenaPolicy = { budget: BASE_BUDGET, fullMin: FULL_MIN, freeLimit: FREE_LIMIT };
+  readonly policy: ArenaPolicy = { budget: BASE_BUDGET, fullMin: FULL_MIN, freeLimit: FREE_LIMIT, fullGrowth: FULL_GROWTH };
 
   read(): ArenaStats {
     const s = this.stats;

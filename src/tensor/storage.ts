@@ -186,7 +186,7 @@ export const memoryPool = {
   stats(): ArenaStats | null {
     return arena?.read() ?? null;
   },
-  /** The arena's collection policy in bytes (budget, fullMin, freeLimit), or null without the arena. */
+  /** The arena's collection policy (budget, fullMin and freeLimit in bytes; fullGrowth a share), or null without the arena. */
   policy(): ArenaPolicy | null {
     return arena ? { ...arena.policy } : null;
   },
