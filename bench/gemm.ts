@@ -113,8 +113,9 @@ const PEER_SHAPES = `
 import torch, time, statistics, sys, json
 torch.set_num_threads(int(sys.argv[1]))
 torch.mm(torch.randn(64, 64), torch.randn(64, 64))
-libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if any(w in l.lower() for w in ("blas", "mkl"))})
-print("libs=" + " ".join(libs))
+import re
+libs = sorted({l.split()[-1] for l in open("/proc/self/maps") if re.search(r"/(libblas|libopenblas|libmkl)[^/]*$", l.strip())})
+print("libs=" + (" ".join(libs) or "none: linked into torch (PyTorch 2.x wheels carry MKL inside libtorch_cpu)"))
 for b, m, n, k, ta, tb in json.loads(sys.argv[2]):
     a = torch.randn(b, k, m).transpose(1, 2) if ta else torch.randn(b, m, k)
     w = torch.randn(b, n, k).transpose(1, 2) if tb else torch.randn(b, k, n)
