@@ -18,9 +18,11 @@ using namespace rt;
 #include "simd_avx2.h"
 #include "isa_kernels.inl"
 
-// 6x16 float micro-tiles (12 of the 16 ymm registers accumulate). KC x NR of B is 16 KiB (half of
-// Zen 4's L1d); MC x KC of A is 144 KiB, well inside the 1 MiB L2.
-using GemmF32 = Gemm<F32, 6, 2, 144, 256, 4080>;
+// 6x16 float micro-tiles (12 of the 16 ymm registers accumulate). KC = 384: a KC x NR sliver of B
+// is 24 KiB of Zen 3's 32 KiB L1d and MC x KC of A 216 KiB of its 512 KiB L2; on Zen 3 it measured
+// 2-10% above KC = 256 at 512-2048 and on the MLP's 64-row products (fewer passes over C), while
+// 4x24 tiles, MC 72-288 and KC 192 or 512 measured no better.
+using GemmF32 = Gemm<F32, 6, 2, 144, 384, 4080>;
 using GemmF64 = Gemm<F64, 6, 2, 96, 256, 2040>;
 }  // namespace rt_avx2
 #pragma GCC pop_options

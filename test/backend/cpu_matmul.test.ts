@@ -92,6 +92,9 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 50, n: 100, k: 300, transA: false, transB: true },
       { batch: 1, m: 145, n: 33, k: 257, transA: true, transB: true, alpha: 0.5, beta: 0.5 },
       { batch: 2, m: 13, n: 49, k: 520, transA: false, transB: true, broadcastB: true },
+      // One past and one short of the AVX2 float32 KC (384), each with its beta = 1 accumulation.
+      { batch: 1, m: 151, n: 35, k: 385, transA: false, transB: true, beta: 1 },
+      { batch: 1, m: 29, n: 47, k: 767, transA: true, transB: false, alpha: 2, beta: 1 },
       // One and two rows take the unpacked row-times-matrix path (generation's vocabulary projection).
       { batch: 1, m: 1, n: 3001, k: 383, transA: false, transB: true },
       { batch: 1, m: 1, n: 2999, k: 130, transA: true, transB: false, alpha: 0.5, beta: 0.25 },
