@@ -16,6 +16,8 @@ interface Pending {
 
 /** How often a waiting rank looks whether a peer on its host has died. */
 const WATCH_MS = 250;
+/** How long operations in flight may still finish once a peer on this host is found dead. */
+const DEAD_PEER_GRACE_MS = 500;
 /** How long finalising may take: MPI_Finalize waits for every rank to reach it. */
 const FINALIZE_MS = 30_000;
 
@@ -186,9 +188,14 @@ export class MpiClient {
         return this.fail(`${p.work.description} did not finish within ${p.timeoutMs} ms on rank ${this.rank} (mpi backend): another rank did not call it, or is stuck`, p);
       }
     }
-    const first = this.pending.values().next().value as Pending | undefined;
     const dead = this.deadPeer();
-    if (first && dead !== null) {
+    if (dead === null || this.pending.size === 0) return;
+    // A peer may exit just after an operation completed on its side (a rank that fails setup right
+    // after the exchange of outcomes): ours may be finishing still, so give it a moment first.
+    const graceEnd = performance.now() + DEAD_PEER_GRACE_MS;
+    for (const p of [...this.pending.values()]) this.settleIfDone(p, Math.max(0, graceEnd - performance.now()));
+    const first = this.pending.values().next().value as Pending | undefined;
+    if (first) {
       this.fail(`${first.work.description} failed on rank ${this.rank}: rank ${dead} (pid ${this.job.pids[dead]}) exited (mpi backend: MPI cannot go on without it, so the process group is closed)`, first);
     }
   }
