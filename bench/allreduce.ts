@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   const gloo = typeof glooRows === "string" ? glooRows : new Map(glooRows.map((r) => [r.mb, r]));
   const mpi = combine(runs.mpi!);
   console.log(`all-reduce, float32, ${WORLD} processes on one machine; medians of 7 rounds${REPEAT > 1 ? `, then the median over ${REPEAT} alternations` : ""}; algbw = bytes per rank / time, busbw = algbw × ${busFactor}`);
-  console.log(`shm, tcp: ringtorch over shared memory / loopback TCP with ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS); tcp/loopback: tcp's algbw over the loopback ceiling's; ` +
+  console.log(`shm, tcp: ringtorch over shared memory / loopback TCP with ${streams} stream(s) per pair (RINGTORCH_TCP_STREAMS); tcp/loopback: tcp's algbw over the plain-socket reference's (loopback_tcp.c); ` +
     'rt-mpi: ringtorch\'s backend "mpi" as it runs by default (on one host its all-reduce runs on ringtorch\'s shared memory, the other collectives on Open MPI); ' +
     'rt-mpi(MPI): the same with RINGTORCH_MPI_ALLREDUCE=mpi (MPI_Allreduce); MPI: MPI_Allreduce in C (bench/mpi/allreduce.c)');
   console.log("size  | shm ms | shm algbw | tcp ms | tcp algbw | tcp busbw | tcp/loopback | gloo ms | gloo algbw | tcp/gloo | shm/gloo | rt-mpi algbw | rt-mpi/shm | rt-mpi(MPI) algbw | rt-mpi(MPI)/shm | MPI ms | MPI algbw | shm/MPI | tcp/MPI");
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     console.log(cells.join(" | "));
   }
   if (typeof loopback === "string") console.log(`note: ${loopback}`);
-  else console.log(`loopback TCP ceiling (loopback_tcp.c: both processes send and receive the size at once, no reduction), GB/s per direction: ${loopback.map((r) => `${r.mb} MB ${gbps(r.mb, r.medianMs).toFixed(2)}`).join(", ")}`);
+  else console.log(`plain-socket loopback reference (loopback_tcp.c: both processes send and receive the size at once on one socket, no reduction; not a ceiling), GB/s per direction: ${loopback.map((r) => `${r.mb} MB ${gbps(r.mb, r.medianMs).toFixed(2)}`).join(", ")}`);
   if (typeof gloo === "string") console.log(`note: ${gloo}`);
   if (typeof mpi === "string") console.log(`note: ${mpi}`);
   if (typeof rtMpi === "string") console.log(`note: ${rtMpi}`);
