@@ -55,14 +55,7 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
 
   it("mpirun -np 3: DDP takes the same steps as one process on the whole batch", async () => {
     const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], mpiEnv().env);
-    assert.equal(job.code, 0, job.output);
-    for (const t of job.tasks) {
-      const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
-      assert.ok(line, job.output);
-      const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
-      assert.deepEqual(outcome.failures, []);
-      assert.equal(outcome.checks.length, 14);
-    }
+    checkDdpEquivalence(job);
   });
 
   it("a rank that exits mid-collective: the others end with ringtorch's error naming it", async () => {
@@ -166,14 +159,7 @@ for (const mode of ["mpi", "auto"] as const) {
 
     it("mpirun -np 3: DDP on the mpi backend takes the same steps as one process on the whole batch", async () => {
       const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onMpi().env);
-      assert.equal(job.code, 0, job.output);
-      for (const t of job.tasks) {
-        const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
-        assert.ok(line, job.output);
-        const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
-        assert.deepEqual(outcome.failures, []);
-        assert.equal(outcome.checks.length, 14);
-      }
+      checkDdpEquivalence(job);
     });
 
     it("a rank that exits inside a collective: the others end with ringtorch's error naming it, and no process or shared memory is left", async () => {
@@ -210,4 +196,16 @@ for (const mode of ["mpi", "auto"] as const) {
       assert.deepEqual(processesWith(marker), []);
     });
   });
+}
+
+/** Every rank of test/parallel/workers/ddp_equivalence.ts reports its 14 checks and no failure. */
+function checkDdpEquivalence(job: { code: number | null; output: string; tasks: { stdout: string }[] }): void {
+  assert.equal(job.code, 0, job.output);
+  for (const t of job.tasks) {
+    const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+    assert.ok(line, job.output);
+    const outcome = JSON.parse(line.slice(7)) as { failures: string[]; checks: string[] };
+    assert.deepEqual(outcome.failures, []);
+    assert.equal(outcome.checks.length, 14);
+  }
 }
