@@ -2,7 +2,7 @@ import { defaultWorld } from "../data/distributed_sampler.js";
 import { CommClient } from "./comm_client.js";
 import { readCommEnv } from "./env.js";
 import type { WorkerConfig } from "./engine/messages.js";
-import { InlineRunner } from "./inline_runner.js";
+import { attachInlineRunner } from "./inline_runner.js";
 import { MpiClient } from "./mpi/mpi_client.js";
 import { loadMpiNative } from "./mpi/mpi_native.js";
 import { mpiAllReduceMode, startLocalShm } from "./mpi/local_shm.js";
@@ -135,16 +135,11 @@ async function join(world: World, rdzv: Rendezvous, opts: InitOptions, timeoutMs
   const connecting = world.store
     ? Promise.resolve(world.store)
     : TCPStore.connect({ host: rdzv.host, port: rdzv.port, token: token!, timeoutMs: Math.max(1, deadline - Date.now()), signal: abort.signal });
-  const starting = CommClient.start(config(token!), abort.signal);
+  const cfg = config(token!);
+  const starting = CommClient.start(cfg, abort.signal);
   try {
     [world.storeHost, world.store, world.client] = await Promise.all([hosting, connecting, starting]);
-    if (process.env.RINGTORCH_INLINE !== "0") {
-      const store = world.store;
-      const cfg = config(token!);
-      world.client.inline = new InlineRunner(loadCommNative(), world.client.handle, cfg, (group, seq) =>
-        store.setQuiet(`${world.prefix}/arrive/${group}/${cfg.rank}`, String(seq)),
-      );
-    }
+    attachInlineRunner(loadCommNative(), world.client, cfg, world.store, world.prefix);
   } catch (err) {
     // Fail at the first error (a port in use should not wait out the others' timeouts), and
     // release whatever the other two still produce.

@@ -1,6 +1,19 @@
 import type { CommNative } from "./native.js";
 import { Executor } from "./engine/executor.js";
 import type { Algorithm, OpMessage, WorkerConfig } from "./engine/messages.js";
+import type { CommClient } from "./comm_client.js";
+import type { TCPStore } from "./store/tcp_store.js";
+
+/**
+ * Lets `client` run synchronous collectives on the calling thread (unless RINGTORCH_INLINE=0),
+ * publishing where this rank is under `${prefix}/arrive/<group>/<rank>` in `store`, where the comm
+ * worker's stall reports read it. The default backend's join and the mpi backend's shared-memory
+ * all-reduce (mpi/local_shm.ts) attach it alike.
+ */
+export function attachInlineRunner(native: CommNative, client: CommClient, config: WorkerConfig, store: TCPStore, prefix: string): void {
+  if (process.env.RINGTORCH_INLINE === "0") return;
+  client.inline = new InlineRunner(native, client.handle, config, (group, seq) => store.setQuiet(`${prefix}/arrive/${group}/${config.rank}`, String(seq)));
+}
 
 /**
  * Runs a synchronous collective on the calling (main) thread when nothing is queued for the comm

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { CommClient } from "../comm_client.js";
 import { readCommEnv } from "../env.js";
-import { InlineRunner } from "../inline_runner.js";
+import { attachInlineRunner } from "../inline_runner.js";
 import { tryLoadCommNative } from "../native.js";
 import { TCPStore } from "../store/tcp_store.js";
 import { StoreHost } from "../store_host.js";
@@ -89,9 +89,7 @@ export async function startLocalShm(mpi: MpiClient, mode: "auto" | "shm", timeou
       connecting = TCPStore.connect({ host: "127.0.0.1", port: Number(portText), token, timeoutMs: setupMs, signal: abort.signal });
       starting = CommClient.start(cfg, abort.signal);
       const [store, client] = await Promise.all([connecting, starting]);
-      if (process.env.RINGTORCH_INLINE !== "0") {
-        client.inline = new InlineRunner(native, client.handle, cfg, (group, seq) => store.setQuiet(`${prefix}/arrive/${group}/${cfg.rank}`, String(seq)));
-      }
+      attachInlineRunner(native, client, cfg, store, prefix);
       local = { client, store, storeHost, prefix };
     } catch (err) {
       abort.abort();
