@@ -89,9 +89,9 @@ function policyNumber(name: string, fallback: number): number {
   return v;
 }
 
-const BASE_BUDGET = Number(process.env.RINGTORCH_ARENA_BUDGET_MB ?? 8) * MiB;
+const BASE_BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
 const LARGE_BLOCKS = 3;
-const FULL_MIN = Number(process.env.RINGTORCH_ARENA_FULL_MB ?? 64) * MiB;
+const FULL_MIN = policyNumber("RINGTORCH_ARENA_FULL_MB", 64) * MiB;
 /**
  * 0.5, not 1: with 1, bench/gpt.ts's GPT (about 250 MB live after a full collection) let another
  * 250 MB of dead activations pile up before the next one, and its peak RSS was 570 MB; with 0.5 it
@@ -114,7 +114,7 @@ const DECAY_EVERY = 8;
  * 206 MB on these VMs; GPT-2 training 311 → 576 tokens/s with peak RSS still below PyTorch's).
  * Only blocks a job actually used are ever kept, and sizes it stops using drain away (arenaDecay).
  */
-const FREE_LIMIT = Number(process.env.RINGTORCH_POOL_MB ?? 1024) * MiB;
+const FREE_LIMIT = policyNumber("RINGTORCH_POOL_MB", 1024) * MiB;
 
 const S_HELD = 0, S_FREE = 1, S_FRESH = 2, S_RECYCLED = 3, S_HIGH = 7, S_HELD_HIGH = 8;
 
