@@ -1,5 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+// Types only (erased): the module itself loads below, after the environment is set.
+import type { ArenaPolicy, Tensor } from "../../src/index.js";
 
 // Small policy figures, set before the arena reads them, so that the bound below is tight.
 process.env.RINGTORCH_ARENA_FULL_MB = "8";
@@ -21,6 +23,24 @@ const rt = await import("../../src/index.js");
 rt.getBackend();
 const stats = rt.memoryPool.stats();
 const MiB = 2 ** 20;
+const mb = (b: number) => (b / MiB).toFixed(1);
+
+/** The live set, one growth allowance before a full collection, and the young tensors between scavenges (see above). */
+function heldBound(policy: ArenaPolicy, live: number): number {
+  return live + Math.max(policy.fullMin, policy.fullGrowth * live) + 2 * policy.budget + 2 * MiB;
+}
+
+/** One step: `keep` tensors kept while transients churn between them (several budgets' worth, so scavenges promote the kept ones), then dropped. Returns the step's held high-water mark. */
+function stepHighWater(x: Tensor, keep: number): number {
+  rt.memoryPool.resetHighWater();
+  const kept: unknown[] = [];
+  for (let i = 0; i < keep; i++) {
+    kept.push(x.mul(i));
+    for (let j = 0; j < 4; j++) x.add(x).relu();
+  }
+  kept.length = 0;
+  return rt.memoryPool.stats()!.heldHighWater;
+}
 
 test("held memory stays within the live set's bound when dead tensors reach the old generation", { skip: !stats && "no native arena" }, () => {
   const policy = rt.memoryPool.policy()!;
@@ -28,22 +48,10 @@ test("held memory stays within the live set's bound when dead tensors reach the 
   const x = rt.randn([64 * 1024]); // 256 KiB
   const liveBlocks = 96; // 24 MiB kept through a step: over fullMin / fullGrowth, so that the growth share sets the allowance
   const live = liveBlocks * x.numel * 4;
-  const bound = live + Math.max(policy.fullMin, policy.fullGrowth * live) + 2 * policy.budget + 2 * MiB;
+  const bound = heldBound(policy, live);
   rt.memoryPool.clear();
-  const marks: number[] = [];
-  for (let step = 0; step < 12; step++) {
-    rt.memoryPool.resetHighWater();
-    const kept: unknown[] = [];
-    for (let i = 0; i < liveBlocks; i++) {
-      kept.push(x.mul(i));
-      // Transients: several budgets' worth between two kept tensors, so that scavenges promote `kept`.
-      for (let j = 0; j < 4; j++) x.add(x).relu();
-    }
-    kept.length = 0;
-    marks.push(rt.memoryPool.stats()!.heldHighWater);
-  }
+  const marks = Array.from({ length: 12 }, () => stepHighWater(x, liveBlocks));
   const worst = Math.max(...marks);
-  const mb = (b: number) => (b / MiB).toFixed(1);
   if (process.env.RINGTORCH_TEST_VERBOSE) console.log(`live ${mb(live)} MiB; held high-water per step ${marks.map(mb).join(" ")} (bound ${mb(bound)})`);
   assert.ok(worst <= bound, `JavaScript held up to ${mb(worst)} MiB (step ${marks.indexOf(worst)}) for a live set of ${mb(live)} MiB; the bound is ${mb(bound)} MiB`);
   assert.ok(rt.memoryPool.stats()!.fullCollections > 0, "the arena asked for full collections");
@@ -64,19 +72,9 @@ test("dead activations beside a persistent live set stay within fullGrowth of it
   const activations = 16; // 4 MiB per step
   const block = x.numel * 4;
   const live = (persistent.length + activations) * block;
-  const bound = live + Math.max(policy.fullMin, policy.fullGrowth * live) + 2 * policy.budget + 2 * MiB;
+  const bound = heldBound(policy, live);
   let worst = 0;
-  for (let step = 0; step < 24; step++) {
-    rt.memoryPool.resetHighWater();
-    const kept: unknown[] = [];
-    for (let i = 0; i < activations; i++) {
-      kept.push(x.mul(i));
-      for (let j = 0; j < 4; j++) x.add(x).relu();
-    }
-    kept.length = 0;
-    worst = Math.max(worst, rt.memoryPool.stats()!.heldHighWater);
-  }
-  const mb = (b: number) => (b / MiB).toFixed(1);
+  for (let step = 0; step < 24; step++) worst = Math.max(worst, stepHighWater(x, activations));
   if (process.env.RINGTORCH_TEST_VERBOSE) console.log(`persistent + activations ${mb(live)} MiB; held high-water ${mb(worst)} (bound ${mb(bound)})`);
   assert.ok(worst <= bound, `JavaScript held up to ${mb(worst)} MiB beside ${mb(live)} MiB live; the bound is ${mb(bound)} MiB`);
   assert.equal(persistent.length, 160);
