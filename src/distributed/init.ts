@@ -5,7 +5,9 @@ import type { WorkerConfig } from "./engine/messages.js";
 import { attachInlineRunner } from "./inline_runner.js";
 import { MpiClient } from "./mpi/mpi_client.js";
 import { loadMpiNative } from "./mpi/mpi_native.js";
-import { mpiAllReduceMode, startLocalShm } from "./mpi/local_shm.js";
+import { closeLocalShm, mpiAllReduceMode, type LocalShm } from "./mpi/local_shm.js";
+import { mpiAllReducePath } from "./mpi/all_reduce_path.js";
+import { HierClient } from "./mpi/hier_client.js";
 import { SplitClient } from "./mpi/split_client.js";
 import { singleCpuBindingWarning } from "./mpi/binding.js";
 import { loadCommNative, tryLoadCommNative } from "./native.js";
@@ -42,6 +44,8 @@ interface World {
   client: CommClient | null;
   /** The mpi backend's client, instead of `client`, `store` and the transports. */
   mpi?: MpiClient;
+  /** The mpi backend's shared memory among this host's ranks, for the hierarchical all-reduce. */
+  mpiHostShm?: LocalShm | null;
   store: TCPStore | null;
   storeHost: StoreHost | null;
   prefix: string;
@@ -206,6 +210,7 @@ export async function destroyProcessGroup(group?: ProcessGroup): Promise<void> {
   if (w.mpi) {
     mpiFinalized = true;
     await w.mpi.shutdown();
+    if (w.mpiHostShm) await closeLocalShm(w.mpiHostShm);
   }
   if (w.store) {
     const me = w.runtime.rank;
@@ -304,19 +309,24 @@ async function initMpi(opts: InitOptions): Promise<ProcessGroup> {
   const { rank, size } = mpi;
   const bound = singleCpuBindingWarning(rank);
   if (bound && rank === 0 && process.env.RINGTORCH_QUIET !== "1") console.warn(bound);
-  const local = mode === "mpi" ? null : await startLocalShm(mpi, mode, timeoutMs, generation++);
-  const client = local ? new SplitClient(mpi, local.client) : mpi;
+  const path = await mpiAllReducePath(mpi, mode, timeoutMs, generation++);
+  const local = path?.local ?? null;
+  const hier = path !== null && path.crossGroup !== null;
+  const client = !local ? mpi : hier ? new HierClient(mpi, local.client, path.layout, path.crossGroup!) : new SplitClient(mpi, local.client);
   const runtime: Runtime = { rank, worldSize: size, client, timeoutMs, debugDetail: false, destroyed: false };
+  // The hierarchical path's transport joins only this host's ranks: the world's groups and
+  // teardown do not go through it, and it closes after MPI has finalised (every rank is done).
   const world: World = {
     runtime,
     world: new ProcessGroup(0, range(size), runtime),
-    client: local?.client ?? null,
+    client: hier ? null : (local?.client ?? null),
     mpi,
-    store: local?.store ?? null,
-    storeHost: local?.storeHost ?? null,
-    prefix: local?.prefix ?? "",
+    mpiHostShm: hier ? local : null,
+    store: hier ? null : (local?.store ?? null),
+    storeHost: hier ? null : (local?.storeHost ?? null),
+    prefix: hier ? "" : (local?.prefix ?? ""),
     tokenFile: null,
-    nextGroupId: 1,
+    nextGroupId: path?.nextGroupId ?? 1,
   };
   current = world;
   defaultWorld.rank = () => current?.runtime.rank;

@@ -93,8 +93,30 @@ export class MpiClient {
     return [...flags.keys()].filter((r) => flags[r] !== 0);
   }
 
-  private setupStep(req: OpMessage["req"], description: string, waitMs = this.timeoutMs): void {
-    this.submit({ group: 0, seq: 0, dtype: "uint8", timeoutMs: waitMs, algorithm: null, debug: null, req }, description, null).wait();
+  /** Every rank's `value`, by rank; blocks (setup only). */
+  allGatherInts(value: number, waitMs = this.timeoutMs): number[] {
+    const all = new Int32Array(this.size);
+    const mine = new Int32Array([value]);
+    const outputs = Array.from({ length: this.size }, (_, r) => ({ data: all, offset: r, numel: 1 }));
+    this.setupStep({ kind: "allGather", input: { data: mine, offset: 0, numel: 1 }, outputs }, "allGather of the setup", waitMs, "int32");
+    return [...all];
+  }
+
+  /** Every rank's `bytes` (all of one length), back to back by rank; blocks (setup only). */
+  allGatherBytes(bytes: Uint8Array): Uint8Array {
+    const all = new Uint8Array(bytes.length * this.size);
+    const outputs = Array.from({ length: this.size }, (_, r) => ({ data: all, offset: r * bytes.length, numel: bytes.length }));
+    this.setupStep({ kind: "allGather", input: { data: bytes, offset: 0, numel: bytes.length }, outputs }, "allGather of the setup");
+    return all;
+  }
+
+  /** Settles what MPI's thread has finished, without waiting for the event loop (a caller busy on this thread polls). */
+  progress(): void {
+    this.poll();
+  }
+
+  private setupStep(req: OpMessage["req"], description: string, waitMs = this.timeoutMs, dtype: CommDType = "uint8"): void {
+    this.submit({ group: 0, seq: 0, dtype, timeoutMs: waitMs, algorithm: null, debug: null, req }, description, null).wait();
   }
 
   /** newGroup: a communicator split off MPI_COMM_WORLD; every rank calls it in the same order. */
@@ -188,7 +210,7 @@ export class MpiClient {
         return this.fail(`${p.work.description} did not finish within ${p.timeoutMs} ms on rank ${this.rank} (mpi backend): another rank did not call it, or is stuck`, p);
       }
     }
-    const dead = this.deadPeer();
+    const dead = this.deadPeers();
     if (dead === null || this.pending.size === 0) return;
     // A peer may exit just after an operation completed on its side (a rank that fails setup right
     // after the exchange of outcomes): ours may be finishing still, so give it a moment first.
@@ -196,22 +218,27 @@ export class MpiClient {
     for (const p of [...this.pending.values()]) this.settleIfDone(p, Math.max(0, graceEnd - performance.now()));
     const first = this.pending.values().next().value as Pending | undefined;
     if (first) {
-      this.fail(`${first.work.description} failed on rank ${this.rank}: rank ${dead} (pid ${this.job.pids[dead]}) exited (mpi backend: MPI cannot go on without it, so the process group is closed)`, first);
+      this.fail(`${first.work.description} failed on rank ${this.rank}: ${dead} (mpi backend: MPI cannot go on without it, so the process group is closed)`, first);
     }
   }
 
-  /** A rank on this host whose process is gone, or null. Ranks on other hosts are left to mpirun. */
-  private deadPeer(): number | null {
+  /**
+   * "rank 1 (pid …) exited" for every rank on this host whose process is gone, or null. All of them:
+   * a rank that failed because another died may exit too, and the one that died first must be named.
+   * Ranks on other hosts are left to mpirun.
+   */
+  deadPeers(): string | null {
     const me = this.job.hosts[this.rank];
+    const dead: string[] = [];
     for (let r = 0; r < this.size; r++) {
       if (r === this.rank || this.job.hosts[r] !== me) continue;
       try {
         process.kill(this.job.pids[r]!, 0);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ESRCH") return r;
+        if ((err as NodeJS.ErrnoException).code === "ESRCH") dead.push(`rank ${r} (pid ${this.job.pids[r]}) exited`);
       }
     }
-    return null;
+    return dead.length === 0 ? null : dead.join(", ");
   }
 
   private block(work: Work): void {
