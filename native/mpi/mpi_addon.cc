@@ -117,7 +117,7 @@ Napi::Value Ref(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object Register(Napi::Env env, Napi::Object exports) {
-  exports.Set("mpiVersion", Napi::Number::New(env, 2));
+  exports.Set("mpiVersion", Napi::Number::New(env, 3));
   exports.Set("init", Napi::Function::New(env, Init));
   exports.Set("post", Napi::Function::New(env, Post));
   exports.Set("wait", Napi::Function::New(env, Wait));

@@ -75,6 +75,22 @@ bool Run(Op& op, std::string& error) {
     case kAllReduce:
       error = Named("MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, op.a, op.count, t, OpOf(op.op), comm));
       return true;
+    case kGatedAllReduce: {
+      auto* gate = reinterpret_cast<int32_t*>(op.b);
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(op.tag);
+      int32_t go = 0;
+      // The other side is a JavaScript thread, whose Atomics.notify cannot wake this one: poll.
+      while ((go = __atomic_load_n(&gate[0], __ATOMIC_ACQUIRE)) == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      if (go == 0)
+        error = "the reduce-scatter inside the host did not finish within " + std::to_string(op.tag) + " ms";
+      else if (go < 0)
+        error = "abandoned: the reduce-scatter inside the host failed";
+      else
+        error = Named("MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, op.a, op.count, t, OpOf(op.op), comm));
+      __atomic_store_n(&gate[1], error.empty() ? 1 : -1, __ATOMIC_RELEASE);
+      return true;
+    }
     case kBroadcast:
       error = Named("MPI_Bcast", MPI_Bcast(op.a, op.count, t, op.root, comm));
       return true;

@@ -31,6 +31,11 @@ enum Kind {
   kRecv,
   kSplit,
   kFinalize,
+  // The hierarchical all-reduce's step between hosts: waits until gate[0] (b, two int32s in
+  // shared memory) is set by the thread that reduced inside the host (1: go; -1: abandoned),
+  // at most `tag` milliseconds; all-reduces `a` in place; then sets gate[1] (1 done, -1 failed)
+  // for the thread that gathers inside the host. Both sides run without the main thread.
+  kGatedAllReduce,
 };
 
 /** One posted operation. Buffers are raw addresses the main thread keeps alive until it is done. */

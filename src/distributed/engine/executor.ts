@@ -9,6 +9,7 @@ import { reduceRing, reduceTree } from "./algorithms/reduce.js";
 import { reduceScatterHalving, reduceScatterRing, reduceScatterTree } from "./algorithms/reduce_scatter.js";
 import { type GroupContext, Scratch } from "./context.js";
 import { checkAgreement } from "./agreement.js";
+import { openGate, passGate } from "./gate.js";
 import { Link } from "./link.js";
 import { type AddressRef, type Algorithm, type BufRef, DEBUG_CODE, KIND_CODE, type OpMessage, type Request, type RequestKind } from "./messages.js";
 import { type Piece, totalBytes } from "./piece.js";
@@ -46,6 +47,13 @@ export class Executor {
 
   /** Runs one collective to completion; throws TransferError when a peer fails it. */
   run(msg: OpMessage): void {
+    if (!msg.gate) return this.runUngated(msg);
+    passGate(msg.gate, performance.now() + msg.timeoutMs, msg.timeoutMs);
+    this.runUngated(msg);
+    openGate(msg.gate);
+  }
+
+  private runUngated(msg: OpMessage): void {
     const ranks = this.groupRanks(msg.group);
     const req = msg.req;
     const link = this.link;

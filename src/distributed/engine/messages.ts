@@ -61,6 +61,18 @@ export function isPointToPoint(req: Request): req is Extract<Request, { kind: "s
   return req.kind === "send" || req.kind === "recv";
 }
 
+/**
+ * Order across threads, for the mpi backend's hierarchical all-reduce (mpi/hier_client.ts): the
+ * worker waits until flags[wait] is non-zero before it runs the operation (negative: abandoned, the
+ * operation fails), and sets flags[signal] once it ran. MPI's thread sits between the two, so that
+ * the three steps follow one another without the main thread. `flags` is SharedArrayBuffer-backed.
+ */
+export interface OpGate {
+  flags: Int32Array;
+  wait?: number;
+  signal?: number;
+}
+
 export interface OpMessage {
   type: "op";
   id: number;
@@ -75,6 +87,7 @@ export interface OpMessage {
   req: Request;
   /** While tracing: the DDP bucket this collective reduces, or the pipeline message a send/recv carries (the comm thread's span names it). */
   trace?: CommTraceTag;
+  gate?: OpGate;
 }
 
 export interface GroupMessage {

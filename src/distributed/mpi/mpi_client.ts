@@ -2,7 +2,7 @@ import type { CommDType } from "../dtypes.js";
 import type { OpMessage } from "../engine/messages.js";
 import { Work } from "../work.js";
 import { MPI_KIND, type MpiJob, type MpiNative } from "./mpi_native.js";
-import { type Place, startRequest } from "./mpi_requests.js";
+import { type Place, type Started, startRequest } from "./mpi_requests.js";
 
 /** One operation in flight: its id on MPI's thread and what to do once MPI is done with it. */
 interface Pending {
@@ -74,6 +74,23 @@ export class MpiClient {
 
   runBlocking(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work {
     return this.submit(msg, description, onSettle);
+  }
+
+  /** An operation the caller posts to the addon itself (the hierarchical all-reduce's gated step), watched like the rest. */
+  submitPosted(group: number, description: string, timeoutMs: number, start: (mpi: MpiNative, place: Place) => Started): Work {
+    const work = new Work(description, (w) => this.block(w), null);
+    if (this.failure !== null) {
+      work.settle(this.failure);
+      return work;
+    }
+    try {
+      const place = this.groups.get(group);
+      if (!place) throw new Error(`internal: process group ${group} has no MPI communicator`);
+      this.track(start(this.mpi, place), work, timeoutMs);
+    } catch (err) {
+      work.settle(`${description} failed on rank ${this.rank} (mpi backend): ${(err as Error).message}`);
+    }
+    return work;
   }
 
   /** Rank `root`'s bytes into `bytes` on every rank of the job; blocks (setup only). */

@@ -19,6 +19,8 @@ export const MPI_KIND = {
   recv: 11,
   split: 12,
   finalize: 13,
+  /** See native/mpi/mpi_thread.h: waits on a gate the transport's thread opens, all-reduces, opens the next. */
+  gatedAllReduce: 14,
 } as const;
 
 /** What MPI said about this job when it started. */
@@ -70,7 +72,7 @@ export interface MpiNative {
   ref(on: boolean): void;
 }
 
-const MPI_VERSION = 2;
+const MPI_VERSION = 3;
 let cached: MpiNative | undefined;
 
 function addonPath(): string {

@@ -3,7 +3,8 @@ import type { BufRef, Request } from "../engine/messages.js";
 import { loadCommNative } from "../native.js";
 import { MPI_KIND, type MpiNative } from "./mpi_native.js";
 
-const OP_CODE = { sum: 0, avg: 0, product: 1, min: 2, max: 3 } as const;
+/** MPI_Op codes of native/mpi (avg is a sum, divided afterwards). */
+export const OP_CODE = { sum: 0, avg: 0, product: 1, min: 2, max: 3 } as const;
 const BYTES = DTYPE_CODE.uint8;
 const INT_MAX = 0x7fffffff;
 
