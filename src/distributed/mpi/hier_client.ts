@@ -57,18 +57,26 @@ export class HierClient implements OpClient {
       return done;
     }
     const L = this.layout.localSize;
-    const chunk = Math.ceil(numel / L);
     // MPI has no 16-bit float types: those are reduced as float32 throughout and rounded once.
     const dtype: CommDType = isHalf(msg.dtype) ? "float32" : msg.dtype;
     const alloc = (n: number) => {
       const Ctor = (dtype === "float32" ? Float32Array : bufs[0]!.data.constructor) as new (b: SharedArrayBuffer) => TypedArray;
       return new Ctor(new SharedArrayBuffer(n * DTYPE_BYTES[dtype]));
     };
-    // One buffer that L divides is reduced where it lies; else (DDP's coalesced buckets, odd sizes,
-    // 16-bit floats) through a staging copy padded to L equal pieces, whose padding is never read.
-    const direct = !isHalf(msg.dtype) && bufs.length === 1 && numel % L === 0;
-    const staging: BufRef = direct ? bufs[0]! : { data: alloc(L * chunk), offset: 0, numel: L * chunk };
+    // One buffer is reduced where it lies, in L equal pieces; the few elements (< L) left over go
+    // to MPI_Allreduce on the world alone. Several buffers (DDP's coalesced buckets) and 16-bit
+    // floats go through a staging copy padded to L equal pieces, whose padding is never read: that
+    // copy back is the one step left to the main thread, when it waits.
+    const direct = !isHalf(msg.dtype) && bufs.length === 1 && numel >= L;
+    const chunk = direct ? Math.floor(numel / L) : Math.ceil(numel / L);
+    const staging: BufRef = direct ? { ...bufs[0]!, numel: L * chunk } : { data: alloc(L * chunk), offset: 0, numel: L * chunk };
     if (!direct) stageIn(bufs, staging.data, msg.dtype);
+    const rest = direct ? numel - L * chunk : 0;
+    const divisor = req.divisor ?? this.mpi.size;
+    const tail =
+      rest === 0
+        ? null
+        : this.mpi.submit({ ...msg, req: { kind: "allReduce", bufs: [{ ...bufs[0]!, offset: bufs[0]!.offset + L * chunk, numel: rest }], op: req.op, divisor } }, description, null);
     const pieces: BufRef[] = Array.from({ length: L }, (_, i) => ({ data: staging.data, offset: staging.offset + i * chunk, numel: chunk }));
     const shard: BufRef = { data: alloc(chunk), offset: 0, numel: chunk };
     const gate = new Int32Array(new SharedArrayBuffer(8));
@@ -96,10 +104,11 @@ export class HierClient implements OpClient {
         Atomics.compareExchange(gate, 1, 0, -1);
         return work.settle(across.exception()!);
       }
-      if (!gather.isCompleted()) return;
+      if (tail?.isCompleted() && !tail.isSuccess()) return work.settle(tail.exception()!);
+      if (!gather.isCompleted() || (tail && !tail.isCompleted())) return;
       if (!gather.isSuccess()) return work.settle(this.explain(description, "the all-gather inside the host", gather.exception()!));
       try {
-        if (req.op === "avg") divide(staging, dtype, req.divisor ?? this.mpi.size);
+        if (req.op === "avg") divide(staging, dtype, divisor);
         if (!direct) stageOut(staging.data, bufs, msg.dtype);
         work.settle(null);
       } catch (err) {
@@ -108,7 +117,8 @@ export class HierClient implements OpClient {
     };
     // wait(): each step's own wait watches what can fail it (MPI's: the local peers' pids too).
     const block = () => {
-      for (const step of [scatter, across, gather]) {
+      for (const step of [tail, scatter, across, gather]) {
+        if (!step) continue;
         try {
           step.wait();
         } catch {
@@ -118,7 +128,7 @@ export class HierClient implements OpClient {
         if (work.isCompleted()) return;
       }
     };
-    for (const step of [scatter, across, gather]) step.promise.then(finish, finish);
+    for (const step of [tail, scatter, across, gather]) step?.promise.then(finish, finish);
     return work;
   }
 
