@@ -10,6 +10,7 @@ import { leftoverSegments } from "../distributed/harness.js";
 import { checkCollectiveReports, checkDeathReported, type TaskOutput } from "./outputs.js";
 import { processesWith, waitFor } from "./slurm_cluster.js";
 import { mpiAllReduceMode } from "../../src/distributed/mpi/local_shm.js";
+import { testHostOf } from "../../src/distributed/mpi/hosts.js";
 import { singleCpuBindingWarning } from "../../src/distributed/mpi/binding.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -99,11 +100,22 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
 const noAddon = missing || (existsSync(join(ROOT, "build/Release/ringtorch_mpi.node")) ? false : "the MPI addon is not built (Debian: libopenmpi-dev, then npm run build:native)");
 
 describe("RINGTORCH_MPI_ALLREDUCE", () => {
-  it("takes auto (the default), mpi or shm, and names a wrong value", () => {
+  it("takes auto (the default), mpi, shm or hier, and names a wrong value", () => {
     assert.equal(mpiAllReduceMode({}), "auto");
     assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "MPI" }), "mpi");
     assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "shm" }), "shm");
-    assert.throws(() => mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "nccl" }), /RINGTORCH_MPI_ALLREDUCE must be auto, mpi or shm, got "nccl"/);
+    assert.equal(mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "hier" }), "hier");
+    assert.throws(() => mpiAllReduceMode({ RINGTORCH_MPI_ALLREDUCE: "nccl" }), /RINGTORCH_MPI_ALLREDUCE must be auto, mpi, shm or hier, got "nccl"/);
+  });
+
+  it("RINGTORCH_MPI_TEST_HOSTS splits the ranks into fake hosts of consecutive ranks, and names a wrong value", () => {
+    const hosts = (v: string, size: number) => Array.from({ length: size }, (_, r) => testHostOf(r, size, { RINGTORCH_MPI_TEST_HOSTS: v }));
+    assert.deepEqual(hosts("2,2", 4), [0, 0, 1, 1]);
+    assert.deepEqual(hosts("2, 1", 3), [0, 0, 1]);
+    assert.deepEqual(hosts("2,2,2", 6), [0, 0, 1, 1, 2, 2]);
+    assert.equal(testHostOf(0, 4, {}), -1);
+    assert.throws(() => testHostOf(0, 4, { RINGTORCH_MPI_TEST_HOSTS: "2,1" }), /adding up to the job's 4 ranks \(e\.g\. "2,2"\), got "2,1"/);
+    assert.throws(() => testHostOf(0, 4, { RINGTORCH_MPI_TEST_HOSTS: "4,0" }), /RINGTORCH_MPI_TEST_HOSTS must list/);
   });
 
   it("a rank bound to one CPU of several is warned, with the mpirun option that unbinds it", () => {
@@ -197,6 +209,70 @@ for (const mode of ["mpi", "auto"] as const) {
     });
   });
 }
+
+// The hierarchical all-reduce across hosts, on one machine: RINGTORCH_MPI_TEST_HOSTS makes blocks of
+// ranks believe they are on hosts of their own (only the grouping changes: the step between hosts
+// still runs on Open MPI, over its shared memory here). RINGTORCH_MPI_ALLREDUCE=hier makes a path
+// that did not start an error, so that a pass means the hierarchical path ran.
+describe("the mpi backend's hierarchical all-reduce across (fake) hosts", { skip: noAddon, concurrency: 2, timeout: 900_000 }, () => {
+  const onHosts = (hosts: string, extra: Record<string, string> = {}) => {
+    const { env, marker } = mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: "hier", RINGTORCH_MPI_TEST_HOSTS: hosts, ...extra });
+    return { env, marker };
+  };
+  const checkHier = (job: { code: number | null; output: string; tasks: TaskOutput[] }, n: number) => {
+    assert.equal(job.code, 0, job.output);
+    for (const [rank, t] of job.tasks.entries()) {
+      const line = t.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+      assert.ok(line, job.output);
+      const outcome = JSON.parse(line.slice(7)) as { rank: number; failures: string[]; cases: number };
+      assert.equal(outcome.rank, rank);
+      assert.deepEqual(outcome.failures, []);
+      assert.ok(outcome.cases > 90, `only ${outcome.cases} cases ran`);
+    }
+    assert.equal(job.tasks.length, n);
+  };
+
+  it("mpirun -np 4 as 2 hosts × 2: the default backend's collective cases (every op and dtype, odd sizes, progress while the main thread is busy) match their reference", async () => {
+    const job = await mpirun(4, [WORKER("test/distributed/workers/collectives.ts")], onHosts("2,2", { CASE_GRID: "small" }).env);
+    checkCollectiveReports(job.code, job.tasks, 4, job.output);
+  });
+
+  it("mpirun -np 4 as 2 hosts × 2: float16, sizes around the ranks per host, all-reduces in flight beside other MPI operations", async () => {
+    const job = await mpirun(4, [WORKER("test/cluster/workers/mpi_hier.ts")], onHosts("2,2").env);
+    checkHier(job, 4);
+  });
+
+  it("mpirun -np 6 as 3 hosts × 2: the same cases", async () => {
+    const job = await mpirun(6, [WORKER("test/cluster/workers/mpi_hier.ts")], onHosts("2,2,2").env);
+    checkHier(job, 6);
+  });
+
+  it("mpirun -np 3 as hosts of 2 and 1: falls back to MPI_Allreduce (rank 0 says why) and the results are right", async () => {
+    const job = await mpirun(3, [WORKER("test/cluster/workers/mpi_hier.ts")], onHosts("2,1", { RINGTORCH_QUIET: "0" }).env);
+    checkHier(job, 3);
+    assert.match(job.tasks[0]!.stderr, /all-reduces on MPI_Allreduce across all ranks: the hierarchical all-reduce needs equally many ranks on every host, but the hosts run 2, 1/, job.output);
+  });
+
+  it("mpirun -np 4 as 2 hosts × 2: DDP takes the same steps as one process on the whole batch", async () => {
+    const job = await mpirun(4, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onHosts("2,2").env);
+    checkDdpEquivalence(job);
+  });
+
+  it("a rank that exits inside the all-reduce: every other rank, on its host or across, ends with ringtorch's error naming it", async () => {
+    const { env, marker } = onHosts("2,2", { DIE_BY: "exit" });
+    const job = await mpirun(4, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    const pid = /READY \d+ (\d+)/.exec(job.tasks[1]!.stdout)?.[1];
+    assert.ok(pid, job.output);
+    // Rank 0 shares rank 1's host (it fails in the reduce-scatter); rank 3 waits on it between
+    // hosts; rank 2 waits on rank 0, which has ended by then: its error names both.
+    for (const rank of [0, 2, 3]) {
+      assert.match(job.tasks[rank]!.stderr, new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: (rank 0 \\(pid \\d+\\) exited, )?rank 1 \\(pid ${pid}\\) exited`), job.output);
+    }
+    assert.deepEqual(processesWith(marker), []);
+    const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
+    assert.deepEqual(leftoverSegments(pids), []);
+  });
+});
 
 /** Every rank of test/parallel/workers/ddp_equivalence.ts reports its 14 checks and no failure. */
 function checkDdpEquivalence(job: { code: number | null; output: string; tasks: { stdout: string }[] }): void {
