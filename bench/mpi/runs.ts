@@ -21,9 +21,10 @@ const WORLD = 2;
  * busy threads (main, comm worker, MPI's): bound, they share that core; on a loaded 2-core machine
  * that measured 0.4–0.6× of unbound at 1–16 MB. The C program has one thread and keeps MPI's default.
  */
-function mpirunArgs(unbound = false): string[] {
+function mpirunArgs(unbound = false, world = WORLD): string[] {
   const asRoot = process.getuid?.() === 0 ? ["--allow-run-as-root"] : [];
-  return [...asRoot, ...(unbound ? ["--bind-to", "none"] : []), ...(process.env.BENCH_MPIRUN_ARGS ?? "").split(/\s+/).filter(Boolean), "-np", String(WORLD)];
+  // More ranks than this machine has cores (bench/mpi/hier.ts's 4 on 2) need --oversubscribe.
+  return [...asRoot, "--oversubscribe", ...(unbound ? ["--bind-to", "none"] : []), ...(process.env.BENCH_MPIRUN_ARGS ?? "").split(/\s+/).filter(Boolean), "-np", String(world)];
 }
 
 /** Parses the peers' common "allreduce NMB: time ms min=… median=…" lines. */
@@ -40,20 +41,20 @@ export function peerRows(stdout: string): Map<number, Row> {
  * BENCH_ROLE=rank. `allReduceOn`: RINGTORCH_MPI_ALLREDUCE, "auto" (on one host, ringtorch's shared
  * memory) or "mpi" (Open MPI's MPI_Allreduce).
  */
-export function runRingtorchMpi(rankScript: string, allReduceOn: "auto" | "mpi" = "auto"): Row[] | string {
+export function runRingtorchMpi(rankScript: string, allReduceOn: "auto" | "mpi" | "hier" = "auto", world = WORLD, extraEnv: Record<string, string> = {}): Row[] | string {
   if (spawnSync("sh", ["-c", "command -v mpirun"]).status !== 0) return "ringtorch's mpi backend was not measured: mpirun is not installed";
   if (!existsSync(fileURLToPath(new URL("../../build/Release/ringtorch_mpi.node", import.meta.url)))) {
     return "ringtorch's mpi backend was not measured: its addon is not built (Debian: libopenmpi-dev, then npm run build:native)";
   }
-  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: allReduceOn };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, BENCH_ROLE: "rank", BENCH_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: allReduceOn };
   for (const k of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"]) delete env[k];
-  const r = spawnSync("mpirun", [...mpirunArgs(true), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
+  const r = spawnSync("mpirun", [...mpirunArgs(true, world), ...Object.keys(extraEnv).flatMap((k) => ["-x", k]), process.execPath, "--import", "tsx", rankScript], { encoding: "utf8", env, timeout: 600_000 });
   const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("ROWS "));
   return line ? (JSON.parse(line.slice(5)) as { rows: Row[] }).rows : `ringtorch's mpi backend run failed: ${(r.stderr ?? "").slice(-500)}`;
 }
 
 /** MPI_Allreduce in C at `sizesMb` (bench/mpi/allreduce.c, built here with mpicc); `unbound` as in mpirunArgs. */
-export function runMpi(sizesMb = [1, 16, 64], unbound = false): Row[] | string {
+export function runMpi(sizesMb = [1, 16, 64], unbound = false, world = WORLD): Row[] | string {
   const missing = ["mpicc", "mpirun"].filter((c) => spawnSync("sh", ["-c", `command -v ${c}`]).status !== 0);
   if (missing.length > 0) return `Open MPI was not measured: ${missing.join(" and ")} not installed (Debian: libopenmpi-dev openmpi-bin)`;
   const dir = mkdtempSync(join(tmpdir(), "ringtorch-mpi-bench-"));
@@ -61,7 +62,7 @@ export function runMpi(sizesMb = [1, 16, 64], unbound = false): Row[] | string {
     const exe = join(dir, "allreduce");
     const built = spawnSync("mpicc", ["-O2", "-o", exe, fileURLToPath(new URL("./allreduce.c", import.meta.url))], { encoding: "utf8" });
     if (built.status !== 0) return `Open MPI was not measured: mpicc failed: ${built.stderr.slice(-300)}`;
-    const r = spawnSync("mpirun", [...mpirunArgs(unbound), exe, ...sizesMb.map(String)], { encoding: "utf8", timeout: 600_000 });
+    const r = spawnSync("mpirun", [...mpirunArgs(unbound, world), exe, ...sizesMb.map(String)], { encoding: "utf8", timeout: 600_000 });
     const rows = [...peerRows(r.stdout ?? "").values()];
     return rows.length > 0 ? rows : `Open MPI run failed: ${(r.stderr ?? "").slice(-500)}`;
   } finally {
