@@ -294,8 +294,9 @@ let mpiFinalized = false;
 /**
  * initProcessGroup({ backend: "mpi" }): rank and world size come from MPI itself (so the script
  * must run under mpirun or srun --mpi), and the collectives run on MPI (mpi/mpi_client.ts), except
- * the all-reduce of a job whose ranks all run on one host, which runs on ringtorch's shared
- * memory (mpi/local_shm.ts; RINGTORCH_MPI_ALLREDUCE=mpi keeps it on MPI). No MASTER_ADDR or token
+ * the world's all-reduce, which runs on ringtorch's shared memory when every rank is on one host
+ * (mpi/local_shm.ts) and hierarchically across hosts with equal rank counts (mpi/hier_client.ts);
+ * mpi/all_reduce_path.ts chooses, RINGTORCH_MPI_ALLREDUCE=mpi keeps it on MPI. No MASTER_ADDR or token
  * is asked of the user: that transport's rendezvous rides on MPI. MPI can start only once per process.
  */
 async function initMpi(opts: InitOptions): Promise<ProcessGroup> {
