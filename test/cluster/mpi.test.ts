@@ -253,6 +253,13 @@ describe("the mpi backend's hierarchical all-reduce across (fake) hosts", { skip
     assert.match(job.tasks[0]!.stderr, /all-reduces on MPI_Allreduce across all ranks: the hierarchical all-reduce needs equally many ranks on every host, but the hosts run 2, 1/, job.output);
   });
 
+  it("RINGTORCH_MPI_ALLREDUCE=hier on one host: every rank fails init saying why", async () => {
+    const { env } = mpiEnv({ RINGTORCH_MPI_ALLREDUCE: "hier" });
+    const job = await mpirun(2, [WORKER("test/cluster/workers/mpi_fallback.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    assert.doesNotMatch(job.output, /RESULT/, job.output);
+    for (const t of job.tasks) assert.match(t.stderr, /RINGTORCH_MPI_ALLREDUCE=hier needs ranks on several hosts, but every rank is on one/, job.output);
+  });
+
   it("mpirun -np 4 as 2 hosts × 2: DDP takes the same steps as one process on the whole batch", async () => {
     const job = await mpirun(4, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onHosts("2,2").env);
     checkDdpEquivalence(job);

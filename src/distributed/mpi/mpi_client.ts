@@ -93,11 +93,6 @@ export class MpiClient {
     return work;
   }
 
-  /** Rank `root`'s bytes into `bytes` on every rank of the job; blocks (setup only). */
-  broadcastBytes(bytes: Uint8Array, root: number): void {
-    this.setupStep({ kind: "broadcast", buf: { data: bytes, offset: 0, numel: bytes.length }, root }, "broadcast of the setup");
-  }
-
   /**
    * Every rank says whether something failed on it; returns the ranks that did, the same on all.
    * Blocks (setup only) up to `waitMs`: longer than the slowest rank may take to get here.
