@@ -153,14 +153,6 @@ export class CommClient {
     return work;
   }
 
-  /**
-   * Settles what the worker has reported, without waiting for the event loop: a caller that chains
-   * operations (the mpi backend's hierarchical all-reduce) polls this while its thread is busy.
-   */
-  progress(): void {
-    this.drain();
-  }
-
   addGroup(id: number, ranks: number[]): void {
     this.inline?.addGroup(id, ranks);
     this.post({ type: "group", id, ranks });

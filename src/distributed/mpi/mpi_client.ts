@@ -122,11 +122,6 @@ export class MpiClient {
     return all;
   }
 
-  /** Settles what MPI's thread has finished, without waiting for the event loop (a caller busy on this thread polls). */
-  progress(): void {
-    this.poll();
-  }
-
   private setupStep(req: OpMessage["req"], description: string, waitMs = this.timeoutMs, dtype: CommDType = "uint8"): void {
     this.submit({ group: 0, seq: 0, dtype, timeoutMs: waitMs, algorithm: null, debug: null, req }, description, null).wait();
   }
