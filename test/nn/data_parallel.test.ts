@@ -220,6 +220,9 @@ describe("nn.DataParallel on worker threads", () => {
     assert.throws(() => dp.forwardLoss(rt.randn([3, 4]), rt.randn([3, 2])), /forwardLoss needs the criterion option/);
     assert.throws(() => new nn.DataParallel(model, { criterion: new nn.MSELoss({ reduction: "none" }) }), /the criterion's reduction must be "mean" or "sum".*got "none"/);
     const withLoss = dataParallel(model, { threads: 2, criterion: new nn.MSELoss() });
+    // The criterion is not a child module: the state dict is the module's alone, as without one.
+    const weighted = dataParallel(model, { threads: 1, criterion: new nn.CrossEntropyLoss({ weight: rt.ones([2]) }) });
+    assert.deepEqual(Object.keys(weighted.stateDict()), ["module.weight", "module.bias"]);
     assert.throws(() => withLoss.forwardLoss(rt.randn([3, 4]), rt.randn([2, 2])), /target must have the input's batch size along dim 0 \(3\), got shape \[2, 2\]/);
     // A replica keeps one graph: the backward of an earlier call after a later call is refused.
     const x = rt.randn([4, 4]);

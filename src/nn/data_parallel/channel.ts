@@ -6,10 +6,11 @@ import { Tensor } from "../../tensor/tensor.js";
  * The per-step protocol between the main thread and one replica's worker thread: a small block of
  * shared Int32 words, waited on with Atomics.wait/notify, and buffers that both threads keep for
  * the replica's lifetime. A step passes no message: the main thread copies the replica's piece of
- * the batch into `input` (and of the target into `target`, for forwardLoss), the worker writes its output into `output`, the main thread writes the
- * output's gradient into `outGrad`, and the worker copies each parameter's gradient into its own
- * buffer, which the main thread adds into `.grad`. Messages (MessagePort) carry only what cannot
- * live in shared words: a replaced buffer, a rebuilt module, an error.
+ * the batch into `input` (and its piece of the target into `target`, for forwardLoss), the worker
+ * writes its output (or its piece's loss) into `output`, the main thread writes the output's
+ * gradient into `outGrad`, and the worker copies each parameter's gradient into its own buffer,
+ * which the main thread adds into `.grad`. Messages (MessagePort) carry only what cannot live in
+ * shared words: a replaced buffer, a rebuilt module, an error.
  *
  * Why not a message per step: structured clones of tensor descriptions cost more than a small
  * model's whole step (each received shape array also has another hidden class than the ones the

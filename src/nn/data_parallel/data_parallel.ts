@@ -85,8 +85,11 @@ const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRA
  */
 export class DataParallel extends Module {
   module: Module;
-  /** The loss module of forwardLoss(), or null. */
-  readonly criterion: Module | null;
+  /**
+   * The loss module of forwardLoss(), or null. A private field, not a child module: the state dict,
+   * parameters() and train() stay those of `module`, as without a criterion.
+   */
+  readonly #criterion: Module | null;
   private readonly lossScaling: "mean" | "sum";
   private readonly threads: number;
   private readonly timeoutMs: number;
@@ -107,7 +110,7 @@ export class DataParallel extends Module {
     this.module = module;
     const criterion = options.criterion ?? null;
     if (criterion !== null && !(criterion instanceof Module)) throw new TypeError(`DataParallel: the criterion must be a loss Module (e.g. new nn.CrossEntropyLoss()), got ${typeof criterion}`);
-    this.criterion = criterion;
+    this.#criterion = criterion;
     this.lossScaling = lossScalingOf(criterion);
     this.threads = threads;
     this.timeoutMs = options.timeoutMs ?? 10 * 60 * 1000;
@@ -161,8 +164,7 @@ export class DataParallel extends Module {
    * mean is over a count proportional to the samples (not with class weights or ignored targets).
    */
   forwardLoss(input: Tensor, target: Tensor): Tensor {
-    const criterion = this.criterion;
-    if (!criterion) throw new Error("DataParallel: forwardLoss needs the criterion option (new nn.DataParallel(module, { criterion: new nn.CrossEntropyLoss() }))");
+    if (!this.#criterion) throw new Error("DataParallel: forwardLoss needs the criterion option (new nn.DataParallel(module, { criterion: new nn.CrossEntropyLoss() }))");
     if (!(target instanceof Tensor)) throw new TypeError(`DataParallel: forwardLoss's target must be a Tensor (cut along dim 0), got ${typeof target}`);
     if (input instanceof Tensor && (target.ndim === 0 || target.shape[0] !== input.shape[0])) {
       throw new Error(`DataParallel: forwardLoss's target must have the input's batch size along dim 0 (${input.shape[0]}), got shape [${target.shape.join(", ")}]`);
@@ -213,7 +215,7 @@ export class DataParallel extends Module {
     let failure: unknown;
     try {
       first = this.module.call(chunks[0]!);
-      if (targets) first = this.criterion!.call(first as Tensor, targets[0]!);
+      if (targets) first = this.#criterion!.call(first as Tensor, targets[0]!);
     } catch (error) {
       failure = error;
     }
