@@ -2,8 +2,10 @@
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
 // at batch 64 and of a small Transformer (2 encoder layers, d 64, 4 heads, sequence 32, batch 32),
-// each run three ways on the same machine in this one run: one thread; intra-op threading with
-// --threads kernel threads; DataParallel with --threads replicas (one kernel thread each). The
+// each run four ways on the same machine in this one run: one thread; intra-op threading with
+// --threads kernel threads; DataParallel with --threads replicas (one kernel thread each), the loss
+// on the gathered output as PyTorch does it; and DataParallel with the loss in the replicas
+// (the criterion option and dp.forwardLoss(x, y)). The
 // ratios are over one thread. The issue's target: DataParallel >= 1.6x one thread on 2 cores for
 // the Transformer, whose many small operations intra-op threading cannot split. PyTorch (the
 // strongest peer here, bench/torch/dataparallel.py) runs the same models with 1 and --threads
@@ -13,6 +15,7 @@ import * as rt from "../src/index.js";
 import { describePeer, findPeer, peerOutput, peerScript, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
 import { threadCpuNs } from "../src/nn/data_parallel/profile.js";
+import { TokenCrossEntropy } from "./workers/dp_loss.js";
 
 const { nn, optim } = rt;
 type Tensor = rt.Tensor;
@@ -29,7 +32,7 @@ const warmup = option("--warmup", 300);
 
 interface Case {
   name: string;
-  make(): { model: rt.nn.Module; x: Tensor; y: Tensor; lossFn: (o: Tensor, y: Tensor) => Tensor };
+  make(): { model: rt.nn.Module; x: Tensor; y: Tensor; lossFn: (o: Tensor, y: Tensor) => Tensor; criterion: rt.nn.Module };
 }
 
 const cases: Case[] = [
@@ -40,6 +43,7 @@ const cases: Case[] = [
       x: rt.randn([64, 784]),
       y: rt.randint(0, 10, [64]),
       lossFn: (o, y) => nn.functional.crossEntropy(o, y),
+      criterion: new nn.CrossEntropyLoss(),
     }),
   },
   {
@@ -51,15 +55,18 @@ const cases: Case[] = [
         x: rt.randn([32, 32, 64]),
         y: rt.randint(0, 16, [32, 32]),
         lossFn: (o, y) => nn.functional.crossEntropy(o.reshape(-1, 16), y.reshape(-1)),
+        criterion: new TokenCrossEntropy(),
       };
     },
   },
 ];
 
 interface Mode {
-  name: "one" | "intra" | "dp";
+  name: "one" | "intra" | "dp" | "dpLoss";
   kernelThreads: number;
-  run: rt.nn.Module;
+  /** The step's loss on the batch. */
+  loss(x: Tensor, y: Tensor): Tensor;
+  dp?: rt.nn.DataParallel;
 }
 
 interface Measured {
@@ -72,24 +79,24 @@ interface Measured {
 }
 
 /**
- * The three modes are timed in turns (one round: `steps` steps of each, the order rotated each
+ * The modes are timed in turns (one round: `steps` steps of each, the order rotated each
  * round), so that each sees the same machine: on a shared machine the load changes over seconds,
  * and timing the modes one after the other compared different machines. Every mode gets the same
  * warm-up first, also in turns.
  */
-function measureInTurns(model: rt.nn.Module, modes: readonly Mode[], x: Tensor, y: Tensor, lossFn: (o: Tensor, y: Tensor) => Tensor): Measured[] {
+function measureInTurns(model: rt.nn.Module, modes: readonly Mode[], x: Tensor, y: Tensor): Measured[] {
   const opt = new optim.SGD(model.parameters(), { lr: 1e-3 });
   const stepsOf = (m: Mode, n: number) => {
     rt.setNumThreads(m.kernelThreads);
     for (let i = 0; i < n; i++) {
       opt.zeroGrad();
-      lossFn(m.run.call(x) as Tensor, y).backward();
+      m.loss(x, y).backward();
       opt.step();
     }
   };
   const block = 10;
   for (let done = 0; done < warmup; done += block) for (const m of modes) stepsOf(m, Math.min(block, warmup - done));
-  for (const m of modes) if (m.run instanceof nn.DataParallel) m.run.resetProfile();
+  for (const m of modes) m.dp?.resetProfile();
   const rates: number[][] = modes.map(() => []);
   const cpu = modes.map(() => ({ process: 0, main: 0 }));
   for (let r = 0; r < runs; r++) {
@@ -122,21 +129,41 @@ function describeProfile(name: string, p: rt.nn.DataParallelProfile, mainCpuMs: 
   ].join("\n");
 }
 
-const results: Record<string, { one: Measured; intra: Measured; dp: Measured; dpThreadCpu: number[] }> = {};
+interface Result {
+  one: Measured;
+  intra: Measured;
+  /** DataParallel with the loss on the gathered output, and with the loss in the replicas (forwardLoss). */
+  dp: Measured;
+  dpLoss: Measured;
+  /** Each thread's CPU ms per step (main, workers), for dp and dpLoss. */
+  dpThreadCpu: number[];
+  dpLossThreadCpu: number[];
+}
+const results: Record<string, Result> = {};
 const profiles: string[] = [];
 for (const c of cases) {
   rt.manualSeed(0);
-  const { model, x, y, lossFn } = c.make();
+  const { model, x, y, lossFn, criterion } = c.make();
   const dp = new nn.DataParallel(model, { threads, profile: true });
-  const [one, intra, dpMeasured] = measureInTurns(model, [
-    { name: "one", kernelThreads: 1, run: model },
-    { name: "intra", kernelThreads: threads, run: model },
-    { name: "dp", kernelThreads: 1, run: dp },
-  ], x, y, lossFn);
+  const dpLoss = new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href] });
+  const plain = (o: Tensor, t: Tensor) => lossFn(o, t);
+  const [one, intra, dpMeasured, dpLossMeasured] = measureInTurns(model, [
+    { name: "one", kernelThreads: 1, loss: (a, b) => plain(model.call(a) as Tensor, b) },
+    { name: "intra", kernelThreads: threads, loss: (a, b) => plain(model.call(a) as Tensor, b) },
+    { name: "dp", kernelThreads: 1, loss: (a, b) => plain(dp.call(a), b), dp },
+    { name: "dpLoss", kernelThreads: 1, loss: (a, b) => dpLoss.forwardLoss(a, b), dp: dpLoss },
+  ], x, y);
   const p = dp.profile();
-  profiles.push(describeProfile(c.name, p, dpMeasured!.mainCpuMs));
+  const pl = dpLoss.profile();
+  profiles.push(describeProfile(`${c.name}, loss on the gathered output`, p, dpMeasured!.mainCpuMs));
+  profiles.push(describeProfile(`${c.name}, loss in the replicas (forwardLoss)`, pl, dpLossMeasured!.mainCpuMs));
   await dp.close();
-  results[c.name] = { one: one!, intra: intra!, dp: dpMeasured!, dpThreadCpu: [dpMeasured!.mainCpuMs, ...p.workers.map((w) => w.cpuMs)] };
+  await dpLoss.close();
+  results[c.name] = {
+    one: one!, intra: intra!, dp: dpMeasured!, dpLoss: dpLossMeasured!,
+    dpThreadCpu: [dpMeasured!.mainCpuMs, ...p.workers.map((w) => w.cpuMs)],
+    dpLossThreadCpu: [dpLossMeasured!.mainCpuMs, ...pl.workers.map((w) => w.cpuMs)],
+  };
 }
 rt.setNumThreads(1);
 
@@ -153,10 +180,11 @@ if (!args.includes("--no-peer")) {
 
 console.log(`\ntraining steps/s, ${threads} threads (ratios over one thread of the same side; last column: ringtorch DataParallel over PyTorch's best)`);
 printTable(
-  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "torch 1 thread", `torch intra-op ${threads}`, "ratio", "rt DP / torch best"],
-  Object.entries(results).map(([name, { one, intra, dp }]) => {
+  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "rt DP, loss in replicas", "ratio", "torch 1 thread", `torch intra-op ${threads}`, "ratio", "rt DP best / torch best"],
+  Object.entries(results).map(([name, { one, intra, dp, dpLoss }]) => {
     const p = peer?.[name];
-    return [name, one.rate, intra.rate, intra.rate / one.rate, dp.rate, dp.rate / one.rate, p?.one ?? NaN, p?.intra ?? NaN, p ? p.intra / p.one : NaN, p ? dp.rate / Math.max(p.one, p.intra) : NaN];
+    const best = Math.max(dp.rate, dpLoss.rate);
+    return [name, one.rate, intra.rate, intra.rate / one.rate, dp.rate, dp.rate / one.rate, dpLoss.rate, dpLoss.rate / one.rate, p?.one ?? NaN, p?.intra ?? NaN, p ? p.intra / p.one : NaN, p ? best / Math.max(p.one, p.intra) : NaN];
   }),
 );
 
@@ -168,17 +196,21 @@ printTable(
 // spent waiting; on a loaded one, time other processes took).
 console.log("\nCPU ms per training step (ratios: over one thread)");
 printTable(
-  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest DP thread"],
-  Object.entries(results).map(([name, { one, intra, dp, dpThreadCpu }]) => [
+  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DP ${threads}`, "ratio", "DP, loss in replicas", "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest", "DP loss in replicas", "1 thread / busiest"],
+  Object.entries(results).map(([name, { one, intra, dp, dpLoss, dpThreadCpu, dpLossThreadCpu }]) => [
     name,
     one.cpuMs,
     intra.cpuMs,
     intra.cpuMs / one.cpuMs,
     dp.cpuMs,
     dp.cpuMs / one.cpuMs,
+    dpLoss.cpuMs,
+    dpLoss.cpuMs / one.cpuMs,
     one.mainCpuMs,
     dpThreadCpu.map((v) => v.toFixed(2)).join(", "),
     one.mainCpuMs / Math.max(...dpThreadCpu),
+    dpLossThreadCpu.map((v) => v.toFixed(2)).join(", "),
+    one.mainCpuMs / Math.max(...dpLossThreadCpu),
   ]),
 );
 console.log(`\n${profiles.join("\n")}`);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import * as rt from "../../src/index.js";
-import { ResidualMLP } from "./fixtures/dp_model.js";
+import { ResidualMLP, TokenCrossEntropy } from "./fixtures/dp_model.js";
 
 const { nn, optim } = rt;
 type Tensor = rt.Tensor;
@@ -86,6 +86,68 @@ describe("nn.DataParallel on worker threads", () => {
     assert.ok(maxDiff(evalOut, ref.out) <= 1e-5);
   });
 
+  it("forwardLoss: the criterion in the replicas gives the loss and gradients of one thread with the criterion on the whole batch (mean and sum, uneven pieces, 1-3 threads)", () => {
+    rt.manualSeed(6);
+    const model = new nn.Sequential(new nn.Linear(6, 16), new nn.GELU(), new nn.Linear(16, 4));
+    const cases = [
+      { criterion: new nn.MSELoss(), target: (n: number) => rt.randn([n, 4]), threadCounts: [1, 2, 3] },
+      { criterion: new nn.MSELoss({ reduction: "sum" }), target: (n: number) => rt.randn([n, 4]), threadCounts: [3] },
+      { criterion: new nn.CrossEntropyLoss(), target: (n: number) => rt.randint(0, 4, [n]), threadCounts: [2] },
+    ];
+    for (const { criterion, target, threadCounts } of cases) {
+      for (const threads of threadCounts) {
+        const dp = dataParallel(model, { threads, criterion });
+        for (const n of [10, 7, 2, 1]) {
+          const x = rt.randn([n, 6]);
+          const y = target(n);
+          model.zeroGrad();
+          const refLoss = criterion.call(model.call(x) as Tensor, y) as Tensor;
+          refLoss.backward();
+          const refGrads = [...model.parameters()].map((p) => p.grad!.clone());
+          model.zeroGrad();
+          const loss = dp.forwardLoss(x, y);
+          const what = `${criterion.constructor.name} ${(criterion as unknown as { reduction: string }).reduction}, ${threads} threads, batch ${n}`;
+          assert.deepEqual(loss.shape, [], what);
+          assert.ok(Math.abs(loss.item() - refLoss.item()) <= 1e-5 * Math.max(1, Math.abs(refLoss.item())), `loss, ${what}`);
+          loss.backward();
+          [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, refGrads[i]!) <= 1e-5, `grad ${i}, ${what}`));
+          // Without grad (evaluation) the loss is combined all the same and nothing is recorded.
+          const evalLoss = rt.noGrad(() => dp.forwardLoss(x, y));
+          assert.equal(evalLoss.requiresGrad, false);
+          assert.ok(Math.abs(evalLoss.item() - refLoss.item()) <= 1e-5 * Math.max(1, Math.abs(refLoss.item())), `evaluation loss, ${what}`);
+        }
+        model.zeroGrad();
+      }
+    }
+  });
+
+  it("forwardLoss: a Transformer trained 3 SGD steps with a loss class of the user's own matches one thread; the plain call still works beside it", () => {
+    rt.manualSeed(7);
+    const layer = () => new nn.TransformerEncoderLayer(16, 4, { dimFeedforward: 32, dropout: 0, activation: "gelu", batchFirst: true });
+    const a = new nn.Sequential(layer(), new nn.Linear(16, 5));
+    const b = nn.deepCopy(a);
+    const criterion = new TokenCrossEntropy();
+    const dp = dataParallel(b, { threads: 2, criterion, classes: [new URL("./fixtures/dp_model.ts", import.meta.url).href] });
+    const optA = new optim.SGD(a.parameters(), { lr: 0.1, momentum: 0.9 });
+    const optB = new optim.SGD(b.parameters(), { lr: 0.1, momentum: 0.9 });
+    for (let step = 0; step < 3; step++) {
+      const x = rt.randn([7, 6, 16]);
+      const y = rt.randint(0, 5, [7, 6]);
+      optA.zeroGrad();
+      const refLoss = criterion.call(a.call(x) as Tensor, y) as Tensor;
+      refLoss.backward();
+      optA.step();
+      optB.zeroGrad();
+      const loss = dp.forwardLoss(x, y);
+      assert.ok(Math.abs(loss.item() - refLoss.item()) <= 1e-5, `loss, step ${step}`);
+      loss.backward();
+      optB.step();
+    }
+    [...a.parameters()].forEach((p, i) => assert.ok(maxDiff([...b.parameters()][i]!, p) <= 1e-5, `parameter ${i}`));
+    const x = rt.randn([5, 6, 16]);
+    assert.ok(maxDiff(dp.call(x), a.call(x) as Tensor) <= 1e-5, "gathered output");
+  });
+
   it("a model class of the user's own is rebuilt from the files named in classes; without them the error says what to do", () => {
     rt.manualSeed(3);
     const model = new ResidualMLP();
@@ -155,6 +217,13 @@ describe("nn.DataParallel on worker threads", () => {
     odd.scale = (x: Tensor) => x.mul(2);
     assert.throws(() => new nn.DataParallel(odd, { threads: 2 }), /module\.scale holds a function \(anonymous\) that a worker thread cannot rebuild/);
     assert.throws(() => dp.profile(), /profile\(\) needs the profile option/);
+    assert.throws(() => dp.forwardLoss(rt.randn([3, 4]), rt.randn([3, 2])), /forwardLoss needs the criterion option/);
+    assert.throws(() => new nn.DataParallel(model, { criterion: new nn.MSELoss({ reduction: "none" }) }), /the criterion's reduction must be "mean" or "sum".*got "none"/);
+    const withLoss = dataParallel(model, { threads: 2, criterion: new nn.MSELoss() });
+    // The criterion is not a child module: the state dict is the module's alone, as without one.
+    const weighted = dataParallel(model, { threads: 1, criterion: new nn.CrossEntropyLoss({ weight: rt.ones([2]) }) });
+    assert.deepEqual(Object.keys(weighted.stateDict()), ["module.weight", "module.bias"]);
+    assert.throws(() => withLoss.forwardLoss(rt.randn([3, 4]), rt.randn([2, 2])), /target must have the input's batch size along dim 0 \(3\), got shape \[2, 2\]/);
     // A replica keeps one graph: the backward of an earlier call after a later call is refused.
     const x = rt.randn([4, 4]);
     const early = dp.call(x);

@@ -6,10 +6,11 @@ import { Tensor } from "../../tensor/tensor.js";
  * The per-step protocol between the main thread and one replica's worker thread: a small block of
  * shared Int32 words, waited on with Atomics.wait/notify, and buffers that both threads keep for
  * the replica's lifetime. A step passes no message: the main thread copies the replica's piece of
- * the batch into `input`, the worker writes its output into `output`, the main thread writes the
- * output's gradient into `outGrad`, and the worker copies each parameter's gradient into its own
- * buffer, which the main thread adds into `.grad`. Messages (MessagePort) carry only what cannot
- * live in shared words: a replaced buffer, a rebuilt module, an error.
+ * the batch into `input` (and its piece of the target into `target`, for forwardLoss), the worker
+ * writes its output (or its piece's loss) into `output`, the main thread writes the output's
+ * gradient into `outGrad`, and the worker copies each parameter's gradient into its own buffer,
+ * which the main thread adds into `.grad`. Messages (MessagePort) carry only what cannot live in
+ * shared words: a replaced buffer, a rebuilt module, an error.
  *
  * Why not a message per step: structured clones of tensor descriptions cost more than a small
  * model's whole step (each received shape array also has another hidden class than the ones the
@@ -25,10 +26,13 @@ export const IN_NDIM = 6;
 export const OUT_DTYPE = 7;
 export const OUT_NDIM = 8;
 export const FORWARD_ID = 9; // the forward the worker holds the graph of
-export const IN_SHAPE = 16;
-export const OUT_SHAPE = IN_SHAPE + 16;
+export const TGT_DTYPE = 10; // the target's, for a forward with the criterion (F_LOSS)
+export const TGT_NDIM = 11;
 export const MAX_DIMS = 16;
-export const WORDS = OUT_SHAPE + MAX_DIMS;
+export const IN_SHAPE = 16;
+export const OUT_SHAPE = IN_SHAPE + MAX_DIMS;
+export const TGT_SHAPE = OUT_SHAPE + MAX_DIMS;
+export const WORDS = TGT_SHAPE + MAX_DIMS;
 
 export const OP_START = 1;
 export const OP_FORWARD = 2;
@@ -39,7 +43,7 @@ export const OP_CLOSE = 5;
 export const F_GRAD = 1;
 export const F_TRAINING = 2;
 export const F_PORT = 4; // a message waits on the port with this request
-
+export const F_LOSS = 8; // the forward ends with the criterion on the target's piece: the output is the loss
 
 export const S_OK = 0;
 export const S_ERROR = 1; // { error } waits on the port

@@ -23,6 +23,13 @@ export interface DataParallelOptions {
   timeoutMs?: number;
   /** Times each phase of a call on every thread, for profile() (default false). */
   profile?: boolean;
+  /**
+   * A loss module (`new nn.CrossEntropyLoss()`, `new nn.MSELoss()`, or a class of your own named in
+   * `classes`) for forwardLoss(): each replica applies it to its piece of the output and of the
+   * target, so the loss and its backward run in parallel too. Its `reduction` ("mean" when it has
+   * none) says how the pieces' losses are combined: "mean" weighs each by its share of the batch.
+   */
+  criterion?: Module;
 }
 
 interface Replica {
@@ -32,8 +39,9 @@ interface Replica {
   /** Control words (channel.ts). */
   ctrl: Int32Array;
   started: boolean;
-  /** This thread's buffer for the replica's piece of the batch. */
+  /** This thread's buffers for the replica's piece of the batch and of the target (forwardLoss). */
   input: SharedArrayBuffer | null;
+  target: SharedArrayBuffer | null;
   /** The worker's buffers for its output and for that output's gradient. */
   output: SharedArrayBuffer | null;
   outGrad: SharedArrayBuffer | null;
@@ -77,6 +85,12 @@ const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRA
  */
 export class DataParallel extends Module {
   module: Module;
+  /**
+   * The loss module of forwardLoss(), or null. A private field, not a child module: the state dict,
+   * parameters() and train() stay those of `module`, as without a criterion.
+   */
+  readonly #criterion: Module | null;
+  private readonly lossScaling: "mean" | "sum";
   private readonly threads: number;
   private readonly timeoutMs: number;
   private readonly replicas: Replica[] = [];
@@ -88,16 +102,21 @@ export class DataParallel extends Module {
 
   constructor(module: Module, options: DataParallelOptions = {}) {
     super();
-    checkArity("DataParallel", arguments, 2, "new nn.DataParallel(module, { threads, classes, timeoutMs })");
-    checkOptions("DataParallel", options, ["threads", "classes", "timeoutMs", "profile"]);
+    checkArity("DataParallel", arguments, 2, "new nn.DataParallel(module, { threads, classes, timeoutMs, profile, criterion })");
+    checkOptions("DataParallel", options, ["threads", "classes", "timeoutMs", "profile", "criterion"]);
     if (!(module instanceof Module)) throw new TypeError(`DataParallel: expected a Module, got ${module === null ? "null" : typeof module}`);
     const threads = options.threads ?? 2;
     if (!Number.isInteger(threads) || threads < 1 || threads > 64) throw new RangeError(`DataParallel: threads must be an integer in 1..64, got ${threads}`);
     this.module = module;
+    const criterion = options.criterion ?? null;
+    if (criterion !== null && !(criterion instanceof Module)) throw new TypeError(`DataParallel: the criterion must be a loss Module (e.g. new nn.CrossEntropyLoss()), got ${typeof criterion}`);
+    this.#criterion = criterion;
+    this.lossScaling = lossScalingOf(criterion);
     this.threads = threads;
     this.timeoutMs = options.timeoutMs ?? 10 * 60 * 1000;
     const classes = [...(options.classes ?? [])];
     const encoded = encodeModule(module);
+    const encodedCriterion = criterion ? encodeModule(criterion) : null;
     this.clock = options.profile ? PhaseClock.create(MAIN_PHASES.length) : null;
     // The kernels' pool is the process's: the replicas are the parallelism, one kernel thread each.
     setNumThreads(1);
@@ -110,16 +129,68 @@ export class DataParallel extends Module {
       const { port1, port2 } = new MessageChannel();
       const clock = options.profile ? PhaseClock.create(WORKER_PHASES.length) : null;
       const worker = spawnWorker(siblingModule(import.meta.url, "./worker"), {
-        workerData: { port: port2, ctrl, module: encoded, classes, profile: clock?.totals ?? null },
+        workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null },
         transferList: [port2],
       });
       worker.unref();
       port1.unref();
-      this.replicas.push({ worker, port: port1, slot, ctrl, started: false, input: null, output: null, outGrad: null, grads: [], hasGrad: new Int32Array(0), forwardId: 0, clock });
+      this.replicas.push({ worker, port: port1, slot, ctrl, started: false, input: null, target: null, output: null, outGrad: null, grads: [], hasGrad: new Int32Array(0), forwardId: 0, clock });
     }
   }
 
   override forward(input: Tensor): Tensor {
+    const run = this.scatterRun(input, null);
+    const { outputs, used, id } = run;
+    if (!(run.first instanceof Tensor)) throw new TypeError(`DataParallel: the module must return one tensor, got ${typeof run.first}`);
+    const clock = this.clock;
+    clock?.start();
+    if (run.grad && run.first.requiresGrad) {
+      outputs.forEach((out, i) => {
+        out.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
+      });
+    }
+    // cat copies: the replicas' output buffers are theirs to overwrite at the next call.
+    const gathered = cat([run.first, ...outputs], 0);
+    clock?.lap(GATHER);
+    return gathered;
+  }
+
+  /**
+   * The criterion's loss on the whole batch, each replica applying it to its own piece of the
+   * output and of `target` (cut along dim 0 as the input is), so that the loss, and in backward its
+   * gradient, cost the main thread only its own piece: no gather, and the replicas' backward starts
+   * as soon as backward() reaches them. With a "mean" reduction the pieces' losses are weighed by
+   * their share of the batch (n_i / n), which gives the whole batch's loss and gradient where the
+   * mean is over a count proportional to the samples (not with class weights or ignored targets).
+   */
+  forwardLoss(input: Tensor, target: Tensor): Tensor {
+    if (!this.#criterion) throw new Error("DataParallel: forwardLoss needs the criterion option (new nn.DataParallel(module, { criterion: new nn.CrossEntropyLoss() }))");
+    if (!(target instanceof Tensor)) throw new TypeError(`DataParallel: forwardLoss's target must be a Tensor (cut along dim 0), got ${typeof target}`);
+    if (input instanceof Tensor && (target.ndim === 0 || target.shape[0] !== input.shape[0])) {
+      throw new Error(`DataParallel: forwardLoss's target must have the input's batch size along dim 0 (${input.shape[0]}), got shape [${target.shape.join(", ")}]`);
+    }
+    if (target.requiresGrad && this.replicas.length > 0) throw new Error("DataParallel: a target that requires grad is not supported; detach it");
+    const run = this.scatterRun(input, target);
+    const { outputs, used, id, sizes } = run;
+    const first = run.first as Tensor;
+    if (!(first instanceof Tensor) || first.ndim !== 0) {
+      throw new TypeError(`DataParallel: the criterion must return a scalar loss, got ${first instanceof Tensor ? `shape [${first.shape.join(", ")}]` : typeof first}`);
+    }
+    this.clock?.start();
+    const n = input.shape[0]!;
+    const share = (i: number) => (this.lossScaling === "mean" ? sizes[i]! / n : 1);
+    // The replicas' terms are made last, so that backward (later nodes first) starts them before the main piece.
+    let total = share(0) === 1 ? first : first.mul(share(0));
+    outputs.forEach((loss, i) => {
+      if (run.grad && first.requiresGrad) loss.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
+      total = total.add(share(i + 1) === 1 ? loss : loss.mul(share(i + 1)));
+    });
+    this.clock?.lap(GATHER);
+    return total;
+  }
+
+  /** Scatters input (and target) over the replicas, runs the main thread's piece, and waits for the others' outputs. */
+  private scatterRun(input: Tensor, target: Tensor | null): { first: unknown; outputs: Tensor[]; used: Replica[]; id: number; grad: boolean; sizes: number[] } {
     if (!(input instanceof Tensor)) throw new TypeError(`DataParallel: the input must be a Tensor (cut along dim 0), got ${typeof input}`);
     if (input.ndim === 0) throw new Error("DataParallel: the input needs a batch dimension to scatter, got a scalar");
     if (input.requiresGrad && this.replicas.length > 0) {
@@ -130,6 +201,7 @@ export class DataParallel extends Module {
     const pieces = Math.min(this.threads, Math.max(n, 1));
     const sizes = Array.from({ length: pieces }, (_, i) => Math.floor(n / pieces) + (i < n % pieces ? 1 : 0));
     const chunks = split(input, sizes, 0);
+    const targets = target ? split(target, sizes, 0) : null;
     const used = this.replicas.slice(0, pieces - 1);
     for (const r of used) this.start(r);
     this.resendIfReplaced(used);
@@ -137,12 +209,13 @@ export class DataParallel extends Module {
     const id = ++this.forwards;
     const clock = this.clock;
     clock?.start();
-    used.forEach((r, i) => this.requestForward(r, chunks[i + 1]!, grad, id));
+    used.forEach((r, i) => this.requestForward(r, chunks[i + 1]!, targets?.[i + 1] ?? null, grad, id));
     clock?.lap(SCATTER);
-    let first: Tensor | undefined;
+    let first: unknown;
     let failure: unknown;
     try {
-      first = this.module.call(chunks[0]!) as Tensor;
+      first = this.module.call(chunks[0]!);
+      if (targets) first = this.#criterion!.call(first as Tensor, targets[0]!);
     } catch (error) {
       failure = error;
     }
@@ -160,31 +233,29 @@ export class DataParallel extends Module {
     }
     clock?.lap(WAIT_FORWARD);
     if (failure !== undefined) throw failure;
-    if (!(first instanceof Tensor)) throw new TypeError(`DataParallel: the module must return one tensor, got ${typeof first}`);
-    if (grad && first.requiresGrad) {
-      outputs.forEach((out, i) => {
-        out.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
-      });
-    }
-    // cat copies: the replicas' output buffers are theirs to overwrite at the next call.
-    const gathered = cat([first, ...outputs], 0);
-    clock?.lap(GATHER);
     if (clock) this.profiledCalls++;
-    return gathered;
+    return { first, outputs, used, id, grad, sizes };
   }
 
-  private requestForward(r: Replica, piece: Tensor, grad: boolean, id: number): void {
+  private requestForward(r: Replica, piece: Tensor, target: Tensor | null, grad: boolean, id: number): void {
     const c = r.ctrl;
-    let flags = (grad ? ch.F_GRAD : 0) | (this.module.training ? ch.F_TRAINING : 0);
+    let flags = (grad ? ch.F_GRAD : 0) | (this.module.training ? ch.F_TRAINING : 0) | (target ? ch.F_LOSS : 0);
     const bigger = ch.grown(r.input, ch.bytesFor(piece.dtype, piece.numel));
-    if (bigger) {
-      r.input = bigger;
-      r.port.postMessage({ input: bigger });
+    const biggerTarget = target ? ch.grown(r.target, ch.bytesFor(target.dtype, target.numel)) : null;
+    if (bigger || biggerTarget) {
+      if (bigger) r.input = bigger;
+      if (biggerTarget) r.target = biggerTarget;
+      r.port.postMessage({ input: bigger ?? undefined, target: biggerTarget ?? undefined });
       flags |= ch.F_PORT;
     }
     noGrad(() => copyInPlace(ch.tensorOver(r.input!, piece.dtype, piece.shape), piece));
     c[ch.IN_DTYPE] = ch.dtypeCode(piece.dtype);
     ch.writeShape(c, ch.IN_SHAPE, ch.IN_NDIM, piece.shape, "input");
+    if (target) {
+      noGrad(() => copyInPlace(ch.tensorOver(r.target!, target.dtype, target.shape), target));
+      c[ch.TGT_DTYPE] = ch.dtypeCode(target.dtype);
+      ch.writeShape(c, ch.TGT_SHAPE, ch.TGT_NDIM, target.shape, "target");
+    }
     r.forwardId = id;
     this.request(r, ch.OP_FORWARD, flags);
   }
@@ -333,4 +404,11 @@ export class DataParallel extends Module {
     await Promise.all(this.replicas.map((r) => r.worker.terminate()));
     this.replicas.length = 0;
   }
+}
+
+/** How forwardLoss combines the pieces' losses: from the criterion's reduction ("mean" when it has none). */
+function lossScalingOf(criterion: Module | null): "mean" | "sum" {
+  const reduction = (criterion as { reduction?: unknown } | null)?.reduction ?? "mean";
+  if (reduction === "mean" || reduction === "sum") return reduction;
+  throw new Error(`DataParallel: the criterion's reduction must be "mean" or "sum" (the pieces' losses are combined into the batch's), got ${JSON.stringify(reduction)}`);
 }

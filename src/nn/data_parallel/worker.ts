@@ -18,6 +18,8 @@ interface Setup {
   port: MessagePort;
   ctrl: Int32Array;
   module: Parameters<typeof decodeModule>[0];
+  /** The loss module of forwardLoss (DataParallel's criterion option), or null. */
+  criterion: Parameters<typeof decodeModule>[0] | null;
   classes: string[];
   profile: Float64Array | null;
 }
@@ -36,11 +38,13 @@ const YIELD_EVERY_MS = 200;
 
 let classes: Map<string, typeof rt.nn.Module>;
 let replica: Module;
+let criterion: Module | null = null;
 let params: Parameter[] = [];
 let gradViews: rt.Tensor[] = [];
 let hasGrad: Int32Array = new Int32Array(new SharedArrayBuffer(4));
 let training = true;
 let input: SharedArrayBuffer | null = null;
+let target: SharedArrayBuffer | null = null;
 let output: SharedArrayBuffer | null = null;
 let outGrad: SharedArrayBuffer | null = null;
 /** The output whose graph the next backward runs through. */
@@ -74,10 +78,10 @@ function build(encoded: Setup["module"]): object {
 }
 
 /** The message the main thread left with this request (a new input buffer, a module to rebuild). */
-function takeMessage(): { input?: SharedArrayBuffer; module?: Setup["module"] } {
+function takeMessage(): { input?: SharedArrayBuffer; target?: SharedArrayBuffer; module?: Setup["module"] } {
   for (let tries = 0; ; tries++) {
     const m = receiveMessageOnPort(port);
-    if (m) return m.message as { input?: SharedArrayBuffer; module?: Setup["module"] };
+    if (m) return m.message as { input?: SharedArrayBuffer; target?: SharedArrayBuffer; module?: Setup["module"] };
     if (tries > 1000) throw new Error("DataParallel: the main thread's message did not arrive with its request");
     ch.nap(1);
   }
@@ -88,7 +92,8 @@ function forward(): object | undefined {
   const wantTraining = (ctrl[ch.FLAGS]! & ch.F_TRAINING) !== 0;
   if (wantTraining !== training) replica.train((training = wantTraining));
   graph = null;
-  const out = (ctrl[ch.FLAGS]! & ch.F_GRAD) !== 0 ? (replica.call(x) as unknown) : rt.noGrad(() => replica.call(x) as unknown);
+  const run = (ctrl[ch.FLAGS]! & ch.F_LOSS) !== 0 ? withLoss(x) : () => replica.call(x) as unknown;
+  const out = (ctrl[ch.FLAGS]! & ch.F_GRAD) !== 0 ? run() : rt.noGrad(run);
   clock?.lap(FORWARD);
   if (!(out instanceof rt.Tensor)) throw new Error(`DataParallel: the module must return one tensor, got ${typeof out}`);
   graph = out.requiresGrad ? out : null;
@@ -104,6 +109,14 @@ function forward(): object | undefined {
   ch.writeShape(ctrl, ch.OUT_SHAPE, ch.OUT_NDIM, out.shape, "output");
   clock?.lap(COPY_OUTPUT);
   return message;
+}
+
+/** The replica's forward followed by the criterion on this piece of the target (forwardLoss): the output is the piece's loss. */
+function withLoss(x: rt.Tensor): () => unknown {
+  if (!criterion) throw new Error("DataParallel: forwardLoss reached a replica without a criterion");
+  const loss = criterion;
+  const y = ch.tensorOver(target!, ch.dtypeOf(ctrl[ch.TGT_DTYPE]!), ch.readShape(ctrl, ch.TGT_SHAPE, ch.TGT_NDIM));
+  return () => loss.call(replica.call(x), y) as unknown;
 }
 
 function backward(): void {
@@ -135,6 +148,7 @@ function handle(): boolean {
     if (ctrl[ch.FLAGS]! & ch.F_PORT) {
       const m = takeMessage();
       if (m.input) input = m.input;
+      if (m.target) target = m.target;
       if (m.module) message = build(m.module);
     }
     if (op === ch.OP_CLOSE) {
@@ -209,6 +223,7 @@ void classRegistry()
     classes = found;
     // The start-up request (CMD 1, set before this thread started) is answered with the gradient buffers.
     seen = Atomics.load(ctrl, ch.CMD);
+    criterion = setup.criterion ? decodeModule(setup.criterion, classes) : null;
     answer(build(setup.module));
     loop();
   })
