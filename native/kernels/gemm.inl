@@ -15,7 +15,8 @@
 
 #include "gemm_pack.inl"
 
-template <class S, int MR, int NV, int MC, int KC, int NC>
+// KCF is the depth of run_few_rows' passes (see there); by default the same KC as the blocked loop.
+template <class S, int MR, int NV, int MC, int KC, int NC, int KCF = KC>
 struct Gemm {
   using T = typename S::T;
   using V = typename S::V;
@@ -23,6 +24,7 @@ struct Gemm {
   static constexpr int NR = NV * W;
   static constexpr int kMR = MR, kNR = NR;
   static_assert(MC % MR == 0 && NC % NR == 0, "blocks must hold whole micro-tiles");
+  static_assert(KCF % W == 0, "the few-rows passes split K in whole vectors");
 
   struct Buffer {
     T* p = nullptr;
@@ -36,8 +38,8 @@ struct Gemm {
   static void run(const GemmProblem<T>& g) {
     static thread_local Buffer abuf, bbuf;
     // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
-    T* pa = abuf.get(size_t(MC) * KC + W);
-    T* pb = bbuf.get(size_t(KC) * NC);
+    T* pa = abuf.get(size_t(MC) * std::max(KC, KCF) + W);
+    T* pb = bbuf.get(std::max(size_t(KC) * NC, size_t(KCF) * NR));
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     for (int64_t jc = 0; jc < g.n; jc += NC) {
       const int64_t nc = std::min<int64_t>(NC, g.n - jc);
@@ -65,10 +67,16 @@ struct Gemm {
   // measured faster to pack each sliver just before its tiles (it stays in L1) while the source of
   // the next sliver is prefetched into L2, a part per tile; a row-major B does better with the
   // row-ordered block packing of run().
+  // Its passes over K may be deeper than KC (KCF): with so few rows each pass also reads and
+  // writes all of C and packs A again, while a sliver of B streamed from L2 instead of L1 costs the
+  // kernel little. K is split into equal passes of whole vectors, so no pass is a short remainder.
   static void run_few_rows(const GemmProblem<T>& g, T* pa, T* pb) {
     const int64_t tiles = (g.m + MR - 1) / MR;
-    for (int64_t pc = 0; pc < g.k; pc += KC) {
-      const int64_t kc = std::min<int64_t>(KC, g.k - pc);
+    const int64_t passes = (g.k + KCF - 1) / KCF;
+    int64_t kc = 0;
+    for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
+      const int64_t left = passes - pass;
+      kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
       const T beta = pc == 0 ? g.beta : T(1);
       const T* b = g.b + pc * g.rsb;
       Pack<S, MR, NR>::a(g.a + pc * g.csa, g.rsa, g.csa, g.m, kc, pa);

@@ -106,6 +106,25 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
+  it("few rows of A against a transposed B: K in several equal passes, at and around MC rows", () => {
+    // On AVX2 float32, at most MC (144) rows with B's columns contiguous take K in passes of up to
+    // 1024 split evenly (2100 -> 704 + 704 + 692, 1030 -> 520 + 510); a pass must accumulate onto
+    // the previous ones (beta 1 after the first) and every sliver edge still applies.
+    const rng = new Rng(16);
+    const cases: Case[] = [
+      { batch: 1, m: 70, n: 45, k: 2100, transA: false, transB: true, beta: 0.5 },
+      { batch: 1, m: 144, n: 33, k: 1030, transA: false, transB: true, alpha: -1 },
+      { batch: 1, m: 143, n: 17, k: 1025, transA: true, transB: true, beta: 1 },
+      { batch: 1, m: 145, n: 31, k: 1031, transA: false, transB: true },
+      { batch: 1, m: 3, n: 16, k: 1024, transA: false, transB: true },
+      { batch: 1, m: 64, n: 64, k: 1023, transA: false, transB: true, beta: 1 },
+    ];
+    forEachIsa((isa) => {
+      for (const c of cases) check(c, Float32Array, rng, isa);
+      check(cases[0], Float64Array, rng, isa);
+    });
+  });
+
   it("degenerate sizes: k = 0 scales out by beta, m/n/batch = 0 write nothing, 1-wide operands", () => {
     const rng = new Rng(13);
     for (const ctor of FLOAT_TYPES) {
