@@ -27,6 +27,12 @@ export interface ScheduleOptions {
    *   gradient of the whole batch's summed loss.
    */
   lossScaling: "mean" | "sum";
+  /**
+   * Called after each action of a step, between actions, with the action as it ran: for probes
+   * that look at the rank between actions (the tests collect garbage here and read the tensor
+   * pool's held bytes). Its time counts in the step's, not in the action's.
+   */
+  afterAction?: (action: TimedAction) => void;
 }
 
 export interface StepOptions {
@@ -92,11 +98,12 @@ export abstract class PipelineScheduleBase {
   protected readonly nMicrobatches: number;
   private readonly lossFn: ScheduleOptions["lossFn"];
   private readonly lossScaling: ScheduleOptions["lossScaling"];
+  private readonly afterAction: ScheduleOptions["afterAction"];
   protected readonly stages: readonly PipelineStage[];
 
   constructor(stages: readonly PipelineStage[], opts: ScheduleOptions, usage: string) {
     const name = this.constructor.name;
-    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling"]);
+    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling", "afterAction"]);
     if (!Number.isInteger(opts?.nMicrobatches) || opts.nMicrobatches < 1) {
       throw new RangeError(`${name}: nMicrobatches must be a positive integer, got ${opts?.nMicrobatches}`);
     }
@@ -113,6 +120,8 @@ export abstract class PipelineScheduleBase {
     this.nMicrobatches = opts.nMicrobatches;
     this.lossFn = opts.lossFn;
     this.lossScaling = opts.lossScaling;
+    if (opts.afterAction !== undefined && typeof opts.afterAction !== "function") throw new TypeError(`${name}: afterAction must be a function (action) => void`);
+    this.afterAction = opts.afterAction;
   }
 
   /** This rank's order of forwards and backwards. */
@@ -169,7 +178,8 @@ export abstract class PipelineScheduleBase {
     let peak = 0;
     const t0 = performance.now();
     const traceStart = tracing.on ? traceNow() : 0;
-    order.forEach((action, i) => {
+    // One action; its locals (a micro-batch's input, root, gradient) are dropped when it returns, before afterAction looks.
+    const run = (action: Action, i: number): TimedAction => {
       const start = performance.now();
       const actionStart = tracing.on ? traceNow() : 0;
       let waitMs = 0;
@@ -216,11 +226,18 @@ export abstract class PipelineScheduleBase {
       if (actionStart !== 0) traceSpan(TID_TRAIN, `${action.kind === "F" ? "forward" : "backward"} mb ${mb}`, actionStart, { mb, stage: action.stage, waitMs });
       // Post the receives that became possible (a header in, an activation sent) while this rank still has work.
       inbox.pump();
-      timeline.push({ kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null });
+      for (const st of this.stages) st.buffers.reclaim();
+      return { kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null };
+    };
+    order.forEach((action, i) => {
+      const timed = run(action, i);
+      timeline.push(timed);
+      this.afterAction?.(timed);
     });
     spanned("wait sends", {}, () => {
       for (const w of sends) w.wait();
     });
+    for (const st of this.stages) st.buffers.reclaim();
     const totalMs = performance.now() - t0;
     const busy = timeline.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
     this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };
