@@ -207,7 +207,8 @@ export abstract class PipelineScheduleBase {
           saved.set(key, { input, root: scale === 1 ? loss : mul(loss, scale) });
           outputs[mb] = out.detach();
         } else {
-          sends.push(...waited(() => stage.sendActivation(out, mb)));
+          // Posting a send does not wait (isend); its copy into the stage's message buffer is work, not bubble.
+          sends.push(...stage.sendActivation(out, mb));
           inbox.sent(stage.stageIndex, mb, out.shape);
           saved.set(key, { input, root: out });
         }
