@@ -56,7 +56,7 @@ function balance(m: number): Balance {
 let split = args.includes("--split") ? Number(args[args.indexOf("--split") + 1]) : NaN;
 if (Number.isNaN(split)) {
   const b = balance(Math.max(...MICROBATCHES));
-  console.log(`stage times alone (forward + backward of a micro-batch of ${b.microbatch}, CPU ms, median of 5), stage 0 / stage 1 by split point:`);
+  console.log(`stage times alone (forward + backward of a micro-batch of ${b.microbatch}, CPU ms, least of 7 rounds), stage 0 / stage 1 by split point:`);
   console.log("  " + b.per.map((p) => `${p.split}: ${p.stage0Ms.toFixed(1)} / ${p.stage1Ms.toFixed(1)}`).join(", "));
   split = b.best;
 }

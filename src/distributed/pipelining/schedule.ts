@@ -59,7 +59,13 @@ export interface TimedAction {
 export interface StepTimeline {
   readonly actions: readonly TimedAction[];
   readonly totalMs: number;
-  /** 1 - (time computing) / (step time): waiting for peers and messages is the bubble. */
+  /**
+   * 1 - (time computing) / (step time), on this rank's own clock: the step from its entry into
+   * step() to its last send handed over; waiting for peers and messages is the bubble. Over the
+   * pipeline's step (a common start to the end of the last rank's last action) each rank of a
+   * balanced pipeline idles (p-1)/(m+p-1) of it; this rank's own window leaves out the idle time
+   * after it finished (the last stage ends before the first) and bench/pipeline.ts reports both.
+   */
   readonly bubbleFraction: number;
   /** The most micro-batches whose activations (graph and saved tensors) this rank held at once, over its stages, counted as the step ran. */
   readonly peakMicrobatches: number;
