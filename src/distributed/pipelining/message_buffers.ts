@@ -12,7 +12,9 @@ import type { Work } from "../work.js";
  * alive well past its backward: 1F1B on the last stage held m micro-batches' inputs and gradients
  * instead of one. Through these buffers the thread sees the same few buffers every step, and the
  * activations themselves stay on this thread, freed with their backward; the price is a copy of
- * each message (an activation or gradient, beside the stage's matrix products).
+ * each message (an activation or gradient, beside the stage's matrix products). Buffers are kept
+ * per shape for the stage's life: as many as were in flight at once, times the few shapes a
+ * training run's micro-batches take (a last, smaller batch adds its own).
  */
 export class MessageBuffers {
   private readonly free = new Map<string, Tensor[]>();
