@@ -1,15 +1,17 @@
-// node --import tsx bench/pipeline.ts [--microbatches 2,4,8] [--no-peer]
+// node --import tsx bench/pipeline.ts [--microbatches 2,4,8] [--split K] [--no-peer]
 //
 // Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear(512, 512) +
-// ReLU, then Linear(512, 10)), SGD, batch 256, split after block 4 (bench/workers/pipeline_mlp.ts),
-// under GPipe and 1F1B for each micro-batch count; beside it the same model unsplit in one process,
-// and PyTorch's torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same
-// schedules, run by the peer bench/peer.ts chooses. For ringtorch also each rank's measured bubble
-// fraction (median over the timed steps; 1 - compute / step time) beside the ideal (p-1)/(m+p-1),
-// and the memory rank 0 held at its peak (tensor-arena bytes above the step's start): 1F1B keeps at
-// most p micro-batches alive on the first stage where GPipe keeps all m. Arena blocks return when the
-// garbage collector frees their buffers, so this figure also holds garbage not yet collected: an
-// upper bound, for comparing the schedules (test/distributed/pipeline.test.ts checks the count).
+// ReLU, then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
+// for each micro-batch count; beside it the same model unsplit in one process, and PyTorch's
+// torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same schedules and split,
+// run by the peer bench/peer.ts chooses. The split is chosen first by timing each stage alone
+// (forward and backward of one micro-batch, CPU time) for every split point: the one whose slower
+// stage is fastest (--split K forces one). For ringtorch also each rank's compute time per step and
+// bubble over the pipeline's step (1 - compute / step time, from a common start to the last rank's
+// end; median over steps) beside the ideal (p-1)/(m+p-1), the schedule's own per-rank figure from
+// back-to-back steps, and the memory rank 0 held at its peak (tensor-arena bytes above the step's
+// start, garbage not yet collected included: test/distributed/pipeline_memory.test.ts measures the
+// activations exactly).
 import { execFileSync } from "node:child_process";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
@@ -22,6 +24,9 @@ interface RankResult {
   rank: number;
   rates: number[];
   bubble: number | null;
+  ownBubble: number | null;
+  busyMs: number | null;
+  stepMs: number | null;
   ideal: number;
   activationMb: number;
   rssMb: number;
@@ -35,8 +40,30 @@ const parse = (out: string): RankResult[] =>
     .map((l) => JSON.parse(l.slice(l.indexOf("RESULT ") + 7)) as RankResult)
     .sort((a, b) => a.rank - b.rank);
 
+interface Balance {
+  microbatch: number;
+  best: number;
+  per: { split: number; stage0Ms: number; stage1Ms: number }[];
+}
+
+/** The split whose slower stage is fastest, for micro-batches of batch / m (one process, CPU time). */
+function balance(m: number): Balance {
+  const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", MODE: "balance", MICROBATCHES: String(m) };
+  const out = execFileSync(process.execPath, ["--import", "tsx", "--conditions=source", worker], { env }).toString();
+  return JSON.parse(out.slice(out.indexOf("RESULT ") + 7)) as Balance;
+}
+
+let split = args.includes("--split") ? Number(args[args.indexOf("--split") + 1]) : NaN;
+if (Number.isNaN(split)) {
+  const b = balance(Math.max(...MICROBATCHES));
+  console.log(`stage times alone (forward + backward of a micro-batch of ${b.microbatch}, CPU ms, least of 7 rounds), stage 0 / stage 1 by split point:`);
+  console.log("  " + b.per.map((p) => `${p.split}: ${p.stage0Ms.toFixed(1)} / ${p.stage1Ms.toFixed(1)}`).join(", "));
+  split = b.best;
+}
+console.log(`split after block ${split}: stage 0 has blocks 0..${split - 1}, stage 1 blocks ${split}..7 and the head`);
+
 function ringtorch(schedule: string, m: number): RankResult[] {
-  const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", SCHEDULE: schedule, MICROBATCHES: String(m) };
+  const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", SCHEDULE: schedule, MICROBATCHES: String(m), SPLIT: String(split) };
   const out =
     schedule === "unsplit"
       ? execFileSync(process.execPath, ["--import", "tsx", "--conditions=source", worker], { env }).toString()
@@ -51,7 +78,7 @@ console.log(describePeer(peer, 1));
 
 function torch(schedule: string, m: number): number {
   if (typeof peer === "string") return NaN;
-  const r = runPeer(peer, [peerScript("pipeline.py"), schedule, String(m)], 1);
+  const r = runPeer(peer, [peerScript("pipeline.py"), schedule, String(m)], 1, { SPLIT: String(split) });
   if (r.status !== 0) {
     console.log(`PyTorch ${schedule} m=${m} failed: ${r.stderr.trim().split("\n").slice(-2).join(" / ")}`);
     return NaN;
@@ -64,7 +91,7 @@ function torch(schedule: string, m: number): number {
 const rows: (string | number)[][] = [];
 const unsplit = ringtorch("unsplit", 1)[0]!;
 const torchUnsplit = torch("unsplit", 1);
-rows.push(["unsplit, 1 process", "-", median(unsplit.rates), torchUnsplit, median(unsplit.rates) / torchUnsplit, "-", "-", "-", "-", unsplit.rssMb]);
+rows.push(["unsplit, 1 process", "-", median(unsplit.rates), torchUnsplit, median(unsplit.rates) / torchUnsplit, "-", "-", "-", "-", "-", "-", unsplit.rssMb]);
 for (const m of MICROBATCHES) {
   let gpipeActivation = NaN;
   for (const schedule of ["gpipe", "1f1b"]) {
@@ -72,11 +99,19 @@ for (const m of MICROBATCHES) {
     const theirs = torch(schedule, m);
     const rate = median(r0!.rates);
     if (schedule === "gpipe") gpipeActivation = r0!.activationMb;
-    rows.push([schedule, String(m), rate, theirs, rate / theirs, r0!.ideal, r0!.bubble ?? NaN, r1!.bubble ?? NaN, `${r0!.activationMb.toFixed(1)} (${(r0!.activationMb / gpipeActivation).toFixed(2)}× GPipe)`, Math.max(r0!.rssMb, r1!.rssMb)]);
+    const f = (v: number | null) => (v ?? NaN).toFixed(2);
+    rows.push([
+      schedule, String(m), rate, theirs, rate / theirs, r0!.ideal, `${f(r0!.bubble)} / ${f(r1!.bubble)}`, `${f(r0!.ownBubble)} / ${f(r1!.ownBubble)}`,
+      `${(r0!.busyMs ?? NaN).toFixed(1)} / ${(r1!.busyMs ?? NaN).toFixed(1)} of ${(r0!.stepMs ?? NaN).toFixed(1)}`,
+      `${r0!.activationMb.toFixed(1)} (${(r0!.activationMb / gpipeActivation).toFixed(2)}× GPipe)`, Math.max(r0!.rssMb, r1!.rssMb),
+    ]);
   }
 }
-console.log("deep MLP 8×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread: samples/s");
+console.log(`deep MLP 8×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
 printTable(
-  ["schedule", "micro-batches", "ringtorch", "PyTorch", "ringtorch / PyTorch", "ideal bubble", "bubble rank 0", "bubble rank 1", "activations rank 0 (MB)", "peak RSS (MB)"],
+  [
+    "schedule", "micro-batches", "ringtorch", "PyTorch", "ringtorch / PyTorch", "ideal bubble", "bubble rank 0 / 1", "own-window bubble 0 / 1",
+    "compute ms 0 / 1 of step ms", "activations rank 0 (MB)", "peak RSS (MB)",
+  ],
   rows,
 );

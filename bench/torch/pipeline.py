@@ -1,5 +1,5 @@
 # PyTorch peer of bench/pipeline.ts: the same deep MLP (8 blocks of Linear(D, D) + ReLU, then
-# Linear(D, 10)), SGD, batch B, split after block 4 into 2 stages over gloo with
+# Linear(D, 10)), SGD, batch B, split after block SPLIT (default 4) into 2 stages over gloo with
 # torch.distributed.pipelining (PipelineStage + ScheduleGPipe / Schedule1F1B), or unsplit in one
 # process. argv: gpipe | 1f1b | unsplit, then the number of micro-batches.
 # Prints samples/s (median of RUNS runs of STEPS steps) and each rank's peak RSS.
@@ -36,7 +36,7 @@ def run(rank, world, port):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     from torch.distributed.pipelining import PipelineStage, ScheduleGPipe, Schedule1F1B
     full = model()
-    half = LAYERS // 2
+    half = int(os.environ.get("SPLIT", LAYERS // 2))
     sub = nn.Sequential(*list(full)[:half]) if rank == 0 else nn.Sequential(*list(full)[half:])
     stage = PipelineStage(sub, rank, world, torch.device("cpu"))
     loss_fn = nn.functional.mse_loss

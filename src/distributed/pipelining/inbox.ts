@@ -1,4 +1,4 @@
-import { empty } from "../../ops/creation.js";
+import { clone } from "../../ops/creation.js";
 import type { Tensor } from "../../tensor/tensor.js";
 import { irecv } from "../point_to_point.js";
 import type { Work } from "../work.js";
@@ -91,6 +91,7 @@ export class Inbox {
     return this.take("gradient", boundary, mb) as Tensor;
   }
 
+  /** Waits for the message and copies it out of the stage's reused buffer (message_buffers.ts). */
   private take(kind: Kind, boundary: number, mb: number): Tensor | Int32Array {
     const key = keyOf(kind, boundary, mb);
     const stream = this.streamOf.get(key);
@@ -99,16 +100,22 @@ export class Inbox {
     this.advance(stream, index);
     const slot = stream.slots[index]!;
     slot.work!.wait();
-    const value = slot.value!;
+    const buffer = slot.value as Tensor;
     slot.value = undefined;
+    const value = clone(buffer);
+    this.receiverOf(slot).buffers.release(buffer);
     return value;
+  }
+
+  private receiverOf(slot: Slot): PipelineStage {
+    return this.stages.get(slot.kind === "gradient" ? slot.boundary : slot.boundary + 1)!;
   }
 
   /** Posts the stream's receives in order, waiting for headers only up to slot `until`. */
   private advance(s: Stream, until: number): void {
     while (s.cursor < s.slots.length) {
       const slot = s.slots[s.cursor]!;
-      const receiver = this.stages.get(slot.kind === "gradient" ? slot.boundary : slot.boundary + 1)!;
+      const receiver = this.receiverOf(slot);
       let value: Tensor | Int32Array;
       if (slot.kind === "header") value = headerBuffer();
       else if (slot.kind === "activation") {
@@ -118,14 +125,14 @@ export class Inbox {
         const shape = decodeShape(header.value as Int32Array)!;
         header.value = undefined;
         receiver.checkIncoming(shape);
-        value = empty(shape);
+        value = receiver.buffers.take(shape);
       } else {
         const shape = this.sentShapes.get(slot.boundary)?.get(slot.mb);
         if (!shape) {
           if (s.cursor > until) return;
           throw new Error(`internal: the gradient of micro-batch ${slot.mb} across boundary ${slot.boundary} is awaited before its activation was sent`);
         }
-        value = empty(shape);
+        value = receiver.buffers.take(shape);
       }
       const kind = slot.kind === "header" ? HEADER : slot.kind === "activation" ? ACTIVATION : GRADIENT;
       const peer = s.peer;

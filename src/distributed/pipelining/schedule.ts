@@ -27,6 +27,12 @@ export interface ScheduleOptions {
    *   gradient of the whole batch's summed loss.
    */
   lossScaling: "mean" | "sum";
+  /**
+   * Called after each action of a step, between actions, with the action as it ran: for probes
+   * that look at the rank between actions (the tests collect garbage here and read the tensor
+   * pool's held bytes). Its time counts in the step's, not in the action's.
+   */
+  afterAction?: (action: TimedAction) => void;
 }
 
 export interface StepOptions {
@@ -53,7 +59,13 @@ export interface TimedAction {
 export interface StepTimeline {
   readonly actions: readonly TimedAction[];
   readonly totalMs: number;
-  /** 1 - (time computing) / (step time): waiting for peers and messages is the bubble. */
+  /**
+   * 1 - (time computing) / (step time), on this rank's own clock: the step from its entry into
+   * step() to its last send handed over; waiting for peers and messages is the bubble. Over the
+   * pipeline's step (a common start to the end of the last rank's last action) each rank of a
+   * balanced pipeline idles (p-1)/(m+p-1) of it; this rank's own window leaves out the idle time
+   * after it finished (the last stage ends before the first) and bench/pipeline.ts reports both.
+   */
   readonly bubbleFraction: number;
   /** The most micro-batches whose activations (graph and saved tensors) this rank held at once, over its stages, counted as the step ran. */
   readonly peakMicrobatches: number;
@@ -92,11 +104,12 @@ export abstract class PipelineScheduleBase {
   protected readonly nMicrobatches: number;
   private readonly lossFn: ScheduleOptions["lossFn"];
   private readonly lossScaling: ScheduleOptions["lossScaling"];
+  private readonly afterAction: ScheduleOptions["afterAction"];
   protected readonly stages: readonly PipelineStage[];
 
   constructor(stages: readonly PipelineStage[], opts: ScheduleOptions, usage: string) {
     const name = this.constructor.name;
-    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling"]);
+    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling", "afterAction"]);
     if (!Number.isInteger(opts?.nMicrobatches) || opts.nMicrobatches < 1) {
       throw new RangeError(`${name}: nMicrobatches must be a positive integer, got ${opts?.nMicrobatches}`);
     }
@@ -113,6 +126,8 @@ export abstract class PipelineScheduleBase {
     this.nMicrobatches = opts.nMicrobatches;
     this.lossFn = opts.lossFn;
     this.lossScaling = opts.lossScaling;
+    if (opts.afterAction !== undefined && typeof opts.afterAction !== "function") throw new TypeError(`${name}: afterAction must be a function (action) => void`);
+    this.afterAction = opts.afterAction;
   }
 
   /** This rank's order of forwards and backwards. */
@@ -169,7 +184,8 @@ export abstract class PipelineScheduleBase {
     let peak = 0;
     const t0 = performance.now();
     const traceStart = tracing.on ? traceNow() : 0;
-    order.forEach((action, i) => {
+    // One action; its locals (a micro-batch's input, root, gradient) are dropped when it returns, before afterAction looks.
+    const run = (action: Action, i: number): TimedAction => {
       const start = performance.now();
       const actionStart = tracing.on ? traceNow() : 0;
       let waitMs = 0;
@@ -197,7 +213,8 @@ export abstract class PipelineScheduleBase {
           saved.set(key, { input, root: scale === 1 ? loss : mul(loss, scale) });
           outputs[mb] = out.detach();
         } else {
-          sends.push(...waited(() => stage.sendActivation(out, mb)));
+          // Posting a send does not wait (isend); its copy into the stage's message buffer is work, not bubble.
+          sends.push(...stage.sendActivation(out, mb));
           inbox.sent(stage.stageIndex, mb, out.shape);
           saved.set(key, { input, root: out });
         }
@@ -216,11 +233,18 @@ export abstract class PipelineScheduleBase {
       if (actionStart !== 0) traceSpan(TID_TRAIN, `${action.kind === "F" ? "forward" : "backward"} mb ${mb}`, actionStart, { mb, stage: action.stage, waitMs });
       // Post the receives that became possible (a header in, an activation sent) while this rank still has work.
       inbox.pump();
-      timeline.push({ kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null });
+      for (const st of this.stages) st.buffers.reclaim();
+      return { kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null };
+    };
+    order.forEach((action, i) => {
+      const timed = run(action, i);
+      timeline.push(timed);
+      this.afterAction?.(timed);
     });
     spanned("wait sends", {}, () => {
       for (const w of sends) w.wait();
     });
+    for (const st of this.stages) st.buffers.reclaim();
     const totalMs = performance.now() - t0;
     const busy = timeline.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
     this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };

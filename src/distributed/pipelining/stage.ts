@@ -1,10 +1,10 @@
 import type { Module } from "../../nn/module.js";
-import { contiguous } from "../../ops/view.js";
 import type { Tensor } from "../../tensor/tensor.js";
 import { formatShape } from "../../tensor/shape.js";
 import { checkOptions } from "../../util/options.js";
 import { currentWorld } from "../init.js";
 import { irecv, isend } from "../point_to_point.js";
+import { MessageBuffers } from "./message_buffers.js";
 import { tagged } from "./trace.js";
 import type { ProcessGroup } from "../process_group.js";
 import type { Work } from "../work.js";
@@ -50,6 +50,8 @@ export class PipelineStage {
   readonly prevRank: number;
   readonly nextRank: number;
   readonly timeoutMs: number | undefined;
+  /** The buffers this stage's activations and gradients travel in, reused every step (message_buffers.ts). */
+  readonly buffers = new MessageBuffers();
   private readonly declaredInput: readonly number[] | null;
   /** What the next stage declared it takes per sample; undefined until the handshake. */
   private nextExpects: readonly number[] | null | undefined;
@@ -134,12 +136,12 @@ export class PipelineStage {
         throw error;
       }
     }
-    return [header, tagged("activation", mb, this.stageIndex, () => isend(contiguous(out.detach()), this.nextRank, this.p2p(this.stageIndex, ACTIVATION)))];
+    return [header, tagged("activation", mb, this.stageIndex, () => this.buffers.send(out, (b) => isend(b, this.nextRank, this.p2p(this.stageIndex, ACTIVATION))))];
   }
 
   /** Sends the gradient of micro-batch `mb`'s input back to the previous stage. */
   sendGradient(grad: Tensor, mb = -1): Work {
-    return tagged("gradient", mb, this.stageIndex - 1, () => isend(contiguous(grad), this.prevRank, this.p2p(this.stageIndex - 1, GRADIENT)));
+    return tagged("gradient", mb, this.stageIndex - 1, () => this.buffers.send(grad, (b) => isend(b, this.prevRank, this.p2p(this.stageIndex - 1, GRADIENT))));
   }
 
   /** Checks an incoming activation's shape against what this stage declared (inputShape). */
