@@ -16,6 +16,7 @@ import { pathToFileURL } from "node:url";
 import { getBackend, layerNorm, memoryPool, randn, sum, type Tensor } from "../src/index.js";
 import type { Backend, TypedArray } from "../src/backend/backend.js";
 import { describePeer, findPeer, runPeer } from "./peer.js";
+import { clockFromArgs, secondsOn } from "./clock.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -24,10 +25,10 @@ const THREADS = Number(option("--threads", "1"));
 const SIZES = option("--sizes", "4096,65536,1048576,16777216,67108864").split(",").map(Number);
 const OPS = option("--ops", "matmul,add,mul,relu,softmax,layerNorm,sum").split(",") as Op[];
 const STEPS = Number(option("--steps", "10000"));
-const CLOCK = option("--clock", "wall");
-if (CLOCK !== "wall" && CLOCK !== "cpu") throw new RangeError(`--clock: expected wall or cpu, got ${JSON.stringify(CLOCK)}`);
+const CLOCK = clockFromArgs(args);
+const seconds = secondsOn(CLOCK);
 /** Milliseconds on the chosen clock. */
-const now = CLOCK === "cpu" ? () => { const c = process.cpuUsage(); return (c.user + c.system) / 1e3; } : () => performance.now();
+const now = () => seconds() * 1e3;
 const COLS = 1024;
 type Op = "matmul" | "add" | "mul" | "relu" | "softmax" | "layerNorm" | "sum";
 

@@ -25,6 +25,7 @@ import { getBackend, randn } from "../src/index.js";
 import { secondsPerCall } from "./api.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
 import { describePeer, findPeer, peerOutput, peerScript, runPeer, type Peer } from "./peer.js";
+import { clockFromArgs, secondsOn } from "./clock.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -36,13 +37,9 @@ const THREADS = option("--threads", "1,2").split(",").map(Number);
 const SIZES = option("--sizes", "256,512,1024,2048").split(",").map(Number);
 const ROUNDS = Number(option("--rounds", "3"));
 const PEER = peerScript("mm.py");
-const CPU_CLOCK = option("--clock", "wall") === "cpu";
+const CPU_CLOCK = clockFromArgs(args) === "cpu";
 /** Seconds on the chosen clock: the wall, or this process's user + system CPU time. */
-const clock = (): number => {
-  if (!CPU_CLOCK) return performance.now() / 1e3;
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
+const clock = secondsOn(CPU_CLOCK ? "cpu" : "wall");
 
 interface Shape {
   name: string;
@@ -71,11 +68,13 @@ function randomShared(n: number): Float32Array {
   return a;
 }
 
-/** The public API in a loop that keeps nothing: `a.matmul(b)` allocates its output every call (GFLOPS). */
+/**
+ * The public API in a loop that keeps nothing: `a.matmul(b)` allocates its output every call
+ * (GFLOPS). api.ts's secondsPerCall reads the same `--clock` from argv, so it times either clock.
+ */
 function measureApi(n: number): number {
   const a = randn([n, n]);
   const b = randn([n, n]);
-  if (CPU_CLOCK) return timed(2 * n * n * n, () => a.matmul(b));
   return (2 * n * n * n) / secondsPerCall(() => a.matmul(b)) / 1e9;
 }
 
