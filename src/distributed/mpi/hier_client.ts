@@ -7,12 +7,10 @@ import { Work } from "../work.js";
 import type { HostLayout } from "./hosts.js";
 import type { MpiClient } from "./mpi_client.js";
 import { MPI_KIND } from "./mpi_native.js";
-import { OP_CODE } from "./mpi_requests.js";
+import { OP_CODE, isHalf, narrowHalves, widenHalves } from "./mpi_requests.js";
 
 type Msg = Omit<OpMessage, "id" | "type">;
 type AllReduce = Extract<Request, { kind: "allReduce" }>;
-
-const isHalf = (dtype: CommDType) => dtype === "bfloat16" || dtype === "float16";
 
 /**
  * The mpi backend's all-reduce for a job across hosts with equally many ranks on each (L), as NCCL
@@ -146,21 +144,19 @@ export class HierClient implements OpClient {
 
 /** The buffers back to back into `to` (16-bit floats widened to float32). */
 function stageIn(bufs: BufRef[], to: TypedArray, dtype: CommDType): void {
-  const native = isHalf(dtype) ? loadCommNative() : null;
+  if (isHalf(dtype)) return widenHalves(bufs, dtype, to as Float32Array);
   let at = 0;
   for (const b of bufs) {
-    if (native) (dtype === "bfloat16" ? native.bf16ToF32 : native.f16ToF32)(b.data as Uint16Array, b.offset, to as Float32Array, at, b.numel);
-    else to.set(b.data.subarray(b.offset, b.offset + b.numel) as never, at);
+    to.set(b.data.subarray(b.offset, b.offset + b.numel) as never, at);
     at += b.numel;
   }
 }
 
 function stageOut(from: TypedArray, bufs: BufRef[], dtype: CommDType): void {
-  const native = isHalf(dtype) ? loadCommNative() : null;
+  if (isHalf(dtype)) return narrowHalves(from as Float32Array, bufs, dtype);
   let at = 0;
   for (const b of bufs) {
-    if (native) (dtype === "bfloat16" ? native.f32ToBf16 : native.f32ToF16)(from as Float32Array, at, b.data as Uint16Array, b.offset, b.numel);
-    else b.data.set(from.subarray(at, at + b.numel) as never, b.offset);
+    b.data.set(from.subarray(at, at + b.numel) as never, b.offset);
     at += b.numel;
   }
 }

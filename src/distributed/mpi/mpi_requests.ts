@@ -72,7 +72,27 @@ function unpack(from: Region, bufs: BufRef[], dtype: CommDType): void {
   }
 }
 
-const isHalf = (dtype: CommDType) => dtype === "bfloat16" || dtype === "float16";
+export const isHalf = (dtype: CommDType) => dtype === "bfloat16" || dtype === "float16";
+
+/** The 16-bit float buffers back to back into `to`, widened to float32 (MPI has no 16-bit float types). */
+export function widenHalves(bufs: BufRef[], dtype: CommDType, to: Float32Array, at = 0): void {
+  const native = loadCommNative();
+  const widen = dtype === "bfloat16" ? native.bf16ToF32 : native.f16ToF32;
+  for (const b of bufs) {
+    widen(b.data as Uint16Array, b.offset, to, at, b.numel);
+    at += b.numel;
+  }
+}
+
+/** The reverse of widenHalves: `from`'s float32 values rounded once into the 16-bit buffers. */
+export function narrowHalves(from: Float32Array, bufs: BufRef[], dtype: CommDType, at = 0): void {
+  const native = loadCommNative();
+  const narrow = dtype === "bfloat16" ? native.f32ToBf16 : native.f32ToF16;
+  for (const b of bufs) {
+    narrow(from, at, b.data as Uint16Array, b.offset, b.numel);
+    at += b.numel;
+  }
+}
 
 /**
  * What a reduction adds up: the buffers themselves where MPI knows their type and they lie back
@@ -84,22 +104,9 @@ function reducible(bufs: BufRef[], dtype: CommDType): { r: Region; code: number;
     const { r, staged } = packed(bufs, dtype);
     return { r, code: DTYPE_CODE[dtype], back: staged ? () => unpack(r, bufs, dtype) : () => {} };
   }
-  const native = loadCommNative();
   const wide = new Float32Array(bufs.reduce((n, b) => n + b.numel, 0));
-  const widen = dtype === "bfloat16" ? native.bf16ToF32 : native.f16ToF32;
-  const narrow = dtype === "bfloat16" ? native.f32ToBf16 : native.f32ToF16;
-  let at = 0;
-  for (const b of bufs) {
-    widen(b.data as Uint16Array, b.offset, wide, at, b.numel);
-    at += b.numel;
-  }
-  const back = () => {
-    let k = 0;
-    for (const b of bufs) {
-      narrow(wide, k, b.data as Uint16Array, b.offset, b.numel);
-      k += b.numel;
-    }
-  };
+  widenHalves(bufs, dtype, wide);
+  const back = () => narrowHalves(wide, bufs, dtype);
   return { r: { data: new Uint8Array(wide.buffer), offset: 0, bytes: wide.byteLength }, code: DTYPE_CODE.float32, back };
 }
 
