@@ -2,7 +2,8 @@
  * The ceiling of bench/allreduce.ts's TCP row on this machine: two processes that each send and
  * receive MB megabytes at once over one loopback TCP connection (what each rank of a 2-rank
  * all-reduce moves, half in its reduce-scatter and half in its all-gather), with the socket
- * options ringtorch's TCP transport sets (native/comm/tcp.cc: TCP_NODELAY, 4 MiB buffers). No
+ * options ringtorch's TCP transport sets by default (native/comm/tcp.cc: TCP_NODELAY, buffers left to
+ * the kernel's autotuning; RINGTORCH_TCP_BUFFER_KB=N runs this with N KiB buffers as well). No
  * reduction, no protocol: the kernel's two copies per byte and nothing else.
  * Built and run by bench/allreduce.ts: cc -O2 -pthread -o loopback_tcp loopback_tcp.c && ./loopback_tcp MB ...
  * Prints "loopback NMB: time ms min=… median=…" per size (7 rounds), the peers' format.
@@ -40,10 +41,14 @@ static void* sender(void* unused) {
 }
 
 static void tune(int s) {
-  int one = 1, buf = 4 << 20;
+  int one = 1;
   setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  setsockopt(s, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-  setsockopt(s, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  const char* kb = getenv("RINGTORCH_TCP_BUFFER_KB");
+  int buf = kb ? atoi(kb) * 1024 : 0;
+  if (buf > 0) {
+    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    setsockopt(s, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+  }
 }
 
 static int cmp(const void* a, const void* b) {

@@ -198,8 +198,8 @@ void* CreateSegment(const std::string& name, size_t bytes, std::string& err);
 void* OpenSegment(const std::string& name, size_t bytes, std::string& err);
 
 int Listen(const std::string& host, int* port, std::string& err);
-int Accept(int listen_fd, int timeout_ms, std::string& err);
-int Connect(const std::string& host, int port, int timeout_ms, std::string& err);
+int Accept(int listen_fd, int timeout_ms, int buffer_bytes, std::string& err);
+int Connect(const std::string& host, int port, int timeout_ms, int buffer_bytes, std::string& err);
 int TransferExact(int fd, uint8_t* buf, size_t n, bool writing, int timeout_ms, std::string& err);
 int PollReadable(const int32_t* fds, size_t n, int timeout_ms, uint8_t* ready, std::string& err);
 long ReadAvailable(int fd, uint8_t* buf, size_t n);

@@ -335,7 +335,7 @@ Napi::Value TcpListen(const Napi::CallbackInfo& info) {
 // Returns the fd, -1 on timeout, or an error string.
 Napi::Value TcpAccept(const Napi::CallbackInfo& info) {
   std::string err;
-  int fd = Accept(int(Num(info, 0)), int(Num(info, 1)), err);
+  int fd = Accept(int(Num(info, 0)), int(Num(info, 1)), int(Num(info, 2)), err);
   if (fd == -2) return Napi::String::New(info.Env(), err);
   return Napi::Number::New(info.Env(), fd);
 }
@@ -343,7 +343,7 @@ Napi::Value TcpAccept(const Napi::CallbackInfo& info) {
 // Returns the fd or an error string.
 Napi::Value TcpConnect(const Napi::CallbackInfo& info) {
   std::string err;
-  int fd = Connect(info[0].As<Napi::String>().Utf8Value(), int(Num(info, 1)), int(Num(info, 2)), err);
+  int fd = Connect(info[0].As<Napi::String>().Utf8Value(), int(Num(info, 1)), int(Num(info, 2)), int(Num(info, 3)), err);
   if (fd < 0) return Napi::String::New(info.Env(), err);
   return Napi::Number::New(info.Env(), fd);
 }
@@ -433,7 +433,7 @@ Napi::Value DivideByJs(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void RegisterComm(Napi::Env env, Napi::Object exports) {
-  exports.Set("commVersion", Napi::Number::New(env, 5));
+  exports.Set("commVersion", Napi::Number::New(env, 6));
   Napi::Object comm = Napi::Object::New(env);
   comm.Set("create", Napi::Function::New(env, CommCreate));
   comm.Set("createSegment", Napi::Function::New(env, CommCreateSegment));

@@ -23,12 +23,18 @@ static void SetNonBlocking(int fd) {
   fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-void TuneSocket(int fd) {
+// buffer_bytes 0 leaves the socket buffers to the kernel's autotuning, which grows them with the
+// connection's bandwidth-delay product up to net.ipv4.tcp_{r,w}mem's maximum. Setting SO_SNDBUF or
+// SO_RCVBUF turns that off for the socket and caps it at net.core.{r,w}mem_max (4 MiB on Debian):
+// a fixed 4 MiB measured 0.80 GB/s per direction against 1.26 autotuned with both directions busy
+// on loopback (2 cores), and ringtorch's 2-rank all-reduce over TCP about 8% slower.
+void TuneSocket(int fd, int buffer_bytes) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  int buf = 4 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+  if (buffer_bytes > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer_bytes, sizeof(buffer_bytes));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer_bytes, sizeof(buffer_bytes));
+  }
   SetNonBlocking(fd);
 }
 
@@ -76,7 +82,7 @@ int Listen(const std::string& host, int* port, std::string& err) {
 }
 
 // Returns an accepted fd, -1 on timeout, -2 on error (err set).
-int Accept(int listen_fd, int timeout_ms, std::string& err) {
+int Accept(int listen_fd, int timeout_ms, int buffer_bytes, std::string& err) {
   pollfd pfd{listen_fd, POLLIN, 0};
   int rc = poll(&pfd, 1, timeout_ms);
   if (rc == 0) return -1;
@@ -90,12 +96,12 @@ int Accept(int listen_fd, int timeout_ms, std::string& err) {
     err = std::string("accept() failed: ") + strerror(errno);
     return -2;
   }
-  TuneSocket(fd);
+  TuneSocket(fd, buffer_bytes);
   return fd;
 }
 
 // One connection attempt. Returns the fd, or -1 (err set) so the caller can retry until its deadline.
-int Connect(const std::string& host, int port, int timeout_ms, std::string& err) {
+int Connect(const std::string& host, int port, int timeout_ms, int buffer_bytes, std::string& err) {
   sockaddr_storage addr;
   socklen_t len;
   if (!Resolve(host, port, addr, len, err)) return -1;
@@ -127,7 +133,7 @@ int Connect(const std::string& host, int port, int timeout_ms, std::string& err)
       return -1;
     }
   }
-  TuneSocket(fd);
+  TuneSocket(fd, buffer_bytes);
   return fd;
 }
 

@@ -29,6 +29,7 @@ import { MAX_TCP_STREAMS } from "./native.js";
  * | RINGTORCH_SOCKET_ADDR | the address that reaches the store | the one address TCP transports listen on |
  * | RINGTORCH_TCP_STREAMS | 1 | TCP connections per pair of ranks (1..8), each driven by its own thread for large messages; all ranks must agree. 1 by default: on 2 cores, 4 streams measured slower at 16–64 MB (bench/allreduce.ts) |
  * | RINGTORCH_TCP_STRIPE_KB | 1024 | TCP messages this large are cut into one part per stream (0: all but the smallest, for tests) |
+ * | RINGTORCH_TCP_BUFFER_KB | 0 | each TCP socket's send and receive buffer (SO_SNDBUF/SO_RCVBUF; the kernel caps it at net.core.[rw]mem_max); 0 leaves them to the kernel's autotuning, which a fixed size turns off (native/comm/tcp.cc says what it measured) |
  * | RINGTORCH_SHM_SLOT_KB, RINGTORCH_SHM_SLOTS | 256, 8 | shared-memory ring: slot size and count per pair |
  * | RINGTORCH_SPIN_US | 50 | how long a waiting rank spins before it yields, then sleeps |
  * | RINGTORCH_STREAMING_KB | 8192 | received messages this large are written around the cache |
@@ -44,6 +45,7 @@ export interface CommEnv {
   socketAddr: string | undefined;
   tcpStreams: number;
   stripeBytes: number;
+  tcpBufferBytes: number;
   slotBytes: number;
   slots: number;
   spinUs: number;
@@ -66,6 +68,8 @@ export function readCommEnv(env: NodeJS.ProcessEnv = process.env): CommEnv {
     socketAddr: env.RINGTORCH_SOCKET_ADDR || undefined,
     tcpStreams: intIn(env, "RINGTORCH_TCP_STREAMS", 1, 1, MAX_TCP_STREAMS),
     stripeBytes: intIn(env, "RINGTORCH_TCP_STRIPE_KB", 1024, 0, 2 ** 30) * 1024,
+    // setsockopt takes an int, and the kernel doubles what it is given.
+    tcpBufferBytes: intIn(env, "RINGTORCH_TCP_BUFFER_KB", 0, 0, 1 << 20) * 1024,
     // 64 bytes over a power of two, so that a power-of-two message and its 16-byte header fill
     // whole slots (512 KiB takes 2 slots, not 3).
     slotBytes: intIn(env, "RINGTORCH_SHM_SLOT_KB", 256, 4, 16384) * 1024 + 64,

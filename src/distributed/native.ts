@@ -25,8 +25,9 @@ export interface CommNative {
   markFailed(handle: number): void;
   shmUnlink(name: string): boolean;
   tcpListen(host: string, port: number): [fd: number, port: number];
-  tcpAccept(fd: number, timeoutMs: number): number | string;
-  tcpConnect(host: string, port: number, timeoutMs: number): number | string;
+  /** bufferBytes: SO_SNDBUF/SO_RCVBUF of the new socket; 0 leaves them to the kernel's autotuning. */
+  tcpAccept(fd: number, timeoutMs: number, bufferBytes: number): number | string;
+  tcpConnect(host: string, port: number, timeoutMs: number, bufferBytes: number): number | string;
   sockTransfer(fd: number, data: Uint8Array, writing: boolean, timeoutMs: number): string;
   /** Marks in `ready` which of `fds` can be read (or hung up); returns how many, or an error. */
   sockPoll(fds: Int32Array, ready: Uint8Array, timeoutMs: number): number | string;
@@ -56,7 +57,7 @@ export const enum TransferStatus {
 let cached: CommNative | null | undefined;
 
 /** The layout of run()'s descriptors this code writes; an addon built from older sources reads them wrong. */
-const COMM_VERSION = 5;
+const COMM_VERSION = 6;
 
 /** Most TCP connections per pair of ranks (kMaxStreams in native/comm/comm.h). */
 export const MAX_TCP_STREAMS = 8;

@@ -16,6 +16,7 @@ export function workerConfig(
     listenHost: cenv.socketAddr ?? null,
     tcpStreams: cenv.tcpStreams,
     stripeBytes: cenv.stripeBytes,
+    tcpBufferBytes: cenv.tcpBufferBytes,
     slotBytes: cenv.slotBytes,
     slots: cenv.slots,
     spinUs: cenv.spinUs,

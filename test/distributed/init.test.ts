@@ -91,7 +91,7 @@ describe("initProcessGroup in this process", () => {
       const messages: Record<string, unknown>[] = [];
       const next = () => new Promise<Record<string, unknown>>((r) => (messages.length ? r(messages.shift()!) : worker.once("message", r)));
       const { port } = (await next()) as { port: number };
-      const fd = native.tcpConnect("127.0.0.1", port, 2000) as number;
+      const fd = native.tcpConnect("127.0.0.1", port, 2000, 0) as number;
       assert.equal(typeof fd, "number");
       if (ok) {
         connectHandshake(native, fd, token, 1, 0, 0, 5000);

@@ -104,7 +104,7 @@ export async function buildMesh(
     }
 
     for (const r of tcpPeers.filter((r) => r < rank)) {
-      for (let s = 0; s < streams; s++) native.attachTcpPeer(handle, r, joinPeer(native, cfg.token, addrs[r]!, r, s, rank, deadline, liveness), s);
+      for (let s = 0; s < streams; s++) native.attachTcpPeer(handle, r, joinPeer(native, cfg, addrs[r]!, r, s, deadline, liveness), s);
     }
     const expected = new Set(tcpPeers.filter((r) => r > rank).flatMap((r) => Array.from({ length: streams }, (_, s) => connectionKey(r, s))));
     const refusals = new RefusalLog((m) => log(`refused a transport connection on ${listenHost}:${port}: ${m}`));
@@ -131,7 +131,7 @@ export async function buildMesh(
           expected.delete(connectionKey(proven.from, proven.stream));
         }
         if (ready[0]) {
-          const fd = native.tcpAccept(listenFd, 0);
+          const fd = native.tcpAccept(listenFd, 0, cfg.tcpBufferBytes);
           if (typeof fd === "string") throw new Error(`rank ${rank} failed to accept a connection: ${fd}`);
           if (fd >= 0) handshakes.add(fd);
         }
@@ -191,11 +191,12 @@ async function getAll<T>(store: Store, world: number, what: string, deadline: nu
  * refused or dropped (the peer may be busy, or may have dropped a slow attempt), until the
  * deadline; a listener that cannot prove the token, or a peer that exited, ends it at once.
  */
-function joinPeer(native: CommNative, token: string, addr: AddressInfo, peer: number, stream: number, rank: number, deadline: number, liveness: PeerLiveness): number {
+function joinPeer(native: CommNative, cfg: WorkerConfig, addr: AddressInfo, peer: number, stream: number, deadline: number, liveness: PeerLiveness): number {
+  const { token, rank, tcpBufferBytes } = cfg;
   let last = "";
   for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
     liveness.check([peer], "it to accept a connection");
-    const fd = native.tcpConnect(addr.host, addr.port, Math.max(1, Math.min(2000, deadline - Date.now())));
+    const fd = native.tcpConnect(addr.host, addr.port, Math.max(1, Math.min(2000, deadline - Date.now())), tcpBufferBytes);
     if (typeof fd === "number") {
       try {
         connectHandshake(native, fd, token, rank, peer, stream, Math.max(1, Math.min(deadline - Date.now(), 30_000)));

@@ -133,6 +133,8 @@ export interface WorkerConfig {
   /** TCP connections per pair of ranks, and the message size from which they share a message. */
   tcpStreams: number;
   stripeBytes: number;
+  /** Each TCP socket's send and receive buffer; 0 leaves them to the kernel's autotuning. */
+  tcpBufferBytes: number;
   slotBytes: number;
   slots: number;
   spinUs: number;

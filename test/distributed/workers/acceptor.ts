@@ -9,7 +9,7 @@ const [fd, port] = native.tcpListen("127.0.0.1", 0);
 parentPort!.postMessage({ port });
 let conn = -1;
 for (let i = 0; i < 100 && conn < 0; i++) {
-  const r = native.tcpAccept(fd, 100);
+  const r = native.tcpAccept(fd, 100, 0);
   if (typeof r === "number") conn = r;
 }
 let done = false;
