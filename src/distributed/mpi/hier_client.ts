@@ -4,6 +4,7 @@ import type { BufRef, OpGate, OpMessage, Request } from "../engine/messages.js";
 import { loadCommNative } from "../native.js";
 import type { OpClient } from "../process_group.js";
 import { Work } from "../work.js";
+import { HierScratchPool } from "./hier_buffers.js";
 import type { HostLayout } from "./hosts.js";
 import type { MpiClient } from "./mpi_client.js";
 import { MPI_KIND } from "./mpi_native.js";
@@ -28,6 +29,7 @@ type AllReduce = Extract<Request, { kind: "allReduce" }>;
  */
 export class HierClient implements OpClient {
   private shmSeq = 0;
+  private readonly scratch = new HierScratchPool();
 
   constructor(
     private readonly mpi: MpiClient,
@@ -57,17 +59,15 @@ export class HierClient implements OpClient {
     const L = this.layout.localSize;
     // MPI has no 16-bit float types: those are reduced as float32 throughout and rounded once.
     const dtype: CommDType = isHalf(msg.dtype) ? "float32" : msg.dtype;
-    const alloc = (n: number) => {
-      const Ctor = (dtype === "float32" ? Float32Array : bufs[0]!.data.constructor) as new (b: SharedArrayBuffer) => TypedArray;
-      return new Ctor(new SharedArrayBuffer(n * DTYPE_BYTES[dtype]));
-    };
+    const ctor = (dtype === "float32" ? Float32Array : bufs[0]!.data.constructor) as new (b: SharedArrayBuffer) => TypedArray;
     // One buffer is reduced where it lies, in L equal pieces; the few elements (< L) left over go
     // to MPI_Allreduce on the world alone. Several buffers (DDP's coalesced buckets) and 16-bit
     // floats go through a staging copy padded to L equal pieces, whose padding is never read: that
     // copy back is the one step left to the main thread, when it waits.
     const direct = !isHalf(msg.dtype) && bufs.length === 1 && numel >= L;
     const chunk = direct ? Math.floor(numel / L) : Math.ceil(numel / L);
-    const staging: BufRef = direct ? { ...bufs[0]!, numel: L * chunk } : { data: alloc(L * chunk), offset: 0, numel: L * chunk };
+    const scratch = this.scratch.take(ctor, dtype, direct ? 0 : L * chunk, chunk);
+    const staging: BufRef = direct ? { ...bufs[0]!, numel: L * chunk } : { data: scratch.staging!, offset: 0, numel: L * chunk };
     if (!direct) stageIn(bufs, staging.data, msg.dtype);
     const rest = direct ? numel - L * chunk : 0;
     const divisor = req.divisor ?? this.mpi.size;
@@ -76,8 +76,8 @@ export class HierClient implements OpClient {
         ? null
         : this.mpi.submit({ ...msg, req: { kind: "allReduce", bufs: [{ ...bufs[0]!, offset: bufs[0]!.offset + L * chunk, numel: rest }], op: req.op, divisor } }, description, null);
     const pieces: BufRef[] = Array.from({ length: L }, (_, i) => ({ data: staging.data, offset: staging.offset + i * chunk, numel: chunk }));
-    const shard: BufRef = { data: alloc(chunk), offset: 0, numel: chunk };
-    const gate = new Int32Array(new SharedArrayBuffer(8));
+    const shard: BufRef = { data: scratch.shard, offset: 0, numel: chunk };
+    const gate = scratch.gate;
     const shmMsg = (r: Request, g: OpGate): Msg => ({ group: 0, seq: ++this.shmSeq, dtype, timeoutMs: msg.timeoutMs, algorithm: null, debug: null, req: r, gate: g });
 
     const scatter = this.shm.submit(shmMsg({ kind: "reduceScatter", inputs: pieces, output: shard, op: req.op === "avg" ? "sum" : req.op }, { flags: gate, signal: 0 }), description, null);
@@ -103,11 +103,14 @@ export class HierClient implements OpClient {
         return work.settle(across.exception()!);
       }
       if (tail?.isCompleted() && !tail.isSuccess()) return work.settle(tail.exception()!);
-      if (!gather.isCompleted() || (tail && !tail.isCompleted())) return;
+      // MPI's step too: its thread opens the gather's gate before MPI reports the request done,
+      // and the scratch is reused only after every thread is through with it.
+      if (!gather.isCompleted() || !across.isCompleted() || (tail && !tail.isCompleted())) return;
       if (!gather.isSuccess()) return work.settle(this.explain(description, "the all-gather inside the host", gather.exception()!));
       try {
         if (req.op === "avg") divide(staging, dtype, divisor);
         if (!direct) stageOut(staging.data, bufs, msg.dtype);
+        this.scratch.give(scratch);
         work.settle(null);
       } catch (err) {
         work.settle(err as Error);
