@@ -1,5 +1,7 @@
-// node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--rounds 3] [--no-mlp] [--no-peer] [--clock wall|cpu]
+// node --import tsx --conditions=source bench/gemm.ts [--threads 1,2] [--sizes 256,512,1024,2048] [--rounds 3] [--no-mlp] [--no-peer] [--clock wall|cpu] [--shapes g@w,fc1]
 //
+// --shapes keeps only the MLP/attention rows whose name contains one of the comma-separated words
+// (--sizes "" leaves out the squares), for measuring one product without the whole table.
 // --clock cpu divides the work by the process's CPU time instead of the wall clock, on both sides:
 // on a machine that other jobs load, the wall clock measures the share of the cores each side got,
 // while CPU time (at 1 thread) still measures the code. At 2 threads it counts the time both
@@ -34,7 +36,7 @@ const option = (name: string, fallback: string): string => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const THREADS = option("--threads", "1,2").split(",").map(Number);
-const SIZES = option("--sizes", "256,512,1024,2048").split(",").map(Number);
+const SIZES = option("--sizes", "256,512,1024,2048").split(",").filter((n) => n !== "").map(Number);
 const ROUNDS = Number(option("--rounds", "3"));
 const PEER = peerScript("mm.py");
 const CPU_CLOCK = clockFromArgs(args) === "cpu";
@@ -51,9 +53,10 @@ interface Shape {
   transB: boolean;
 }
 
-const MLP_SHAPES: Shape[] = [
+const ALL_MLP_SHAPES: Shape[] = [
   { name: "fc1 x@w.T 64x1024x784", m: 64, n: 1024, k: 784, transA: false, transB: true },
   { name: "fc2 x@w.T 64x1024x1024", m: 64, n: 1024, k: 1024, transA: false, transB: true },
+  { name: "fc1 dX g@w 64x784x1024", m: 64, n: 784, k: 1024, transA: false, transB: false },
   { name: "fc2 dX g@w 64x1024x1024", m: 64, n: 1024, k: 1024, transA: false, transB: false },
   { name: "fc1 dW g.T@x 1024x784x64", m: 1024, n: 784, k: 64, transA: true, transB: false },
   { name: "fc2 dW g.T@x 1024x1024x64", m: 1024, n: 1024, k: 64, transA: true, transB: false },
@@ -61,6 +64,9 @@ const MLP_SHAPES: Shape[] = [
   { name: "attn p@v 32x[128x64x128]", batch: 32, m: 128, n: 64, k: 128, transA: false, transB: false },
   { name: "bmm 32x[128x128x64]", batch: 32, m: 128, n: 128, k: 64, transA: false, transB: false },
 ];
+
+const SHAPE_WORDS = option("--shapes", "").split(",").filter((w) => w !== "");
+const MLP_SHAPES = ALL_MLP_SHAPES.filter((s) => SHAPE_WORDS.length === 0 || SHAPE_WORDS.some((w) => s.name.includes(w)));
 
 function randomShared(n: number): Float32Array {
   const a = new Float32Array(new SharedArrayBuffer(4 * n));

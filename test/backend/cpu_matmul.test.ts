@@ -125,6 +125,35 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
+  it("few rows of A against a row-major B: B packed in chunks of columns, at and around each edge", () => {
+    // On AVX2 float32, at most MC (144) rows against B with contiguous rows, where min(k, KC) x n
+    // is over 2 x 384 x 256, pack B 256 columns at a time (the next chunk prefetched under the
+    // tiles): chunks past the first, a last chunk of a few columns or a partial sliver, K passes
+    // with beta 1 after the first, fewer than MR rows, and the shapes just outside (one row past MC,
+    // a block of exactly two chunks) must all still agree.
+    const rng = new Rng(17);
+    const cases: Case[] = [
+      { batch: 1, m: 64, n: 784, k: 500, transA: false, transB: false },
+      { batch: 1, m: 3, n: 1100, k: 200, transA: false, transB: false },
+      { batch: 1, m: 6, n: 520, k: 385, transA: false, transB: false, beta: 1 },
+      { batch: 1, m: 7, n: 600, k: 769, transA: true, transB: false, alpha: -0.5, beta: 0.25 },
+      { batch: 1, m: 143, n: 1031, k: 200, transA: false, transB: false, beta: 1 },
+      { batch: 1, m: 144, n: 519, k: 384, transA: true, transB: false },
+      { batch: 1, m: 145, n: 600, k: 390, transA: false, transB: false },
+      { batch: 1, m: 30, n: 512, k: 384, transA: false, transB: false },
+      { batch: 2, m: 20, n: 1300, k: 160, transA: false, transB: false, broadcastB: true, beta: 1 },
+    ];
+    forEachIsa((isa) => {
+      for (const c of cases) check(c, Float32Array, rng, isa);
+      check(cases[3], Float64Array, rng, isa);
+    });
+    // Two threads split N into uneven parts (131 slivers into 4: 512 columns, the blocked loop, and
+    // 528, the chunks).
+    forEachThreadCount((threads) => {
+      check({ batch: 1, m: 40, n: 2090, k: 400, transA: false, transB: false, beta: 0.5 }, Float32Array, rng, `threads=${threads}`);
+    });
+  });
+
   it("degenerate sizes: k = 0 scales out by beta, m/n/batch = 0 write nothing, 1-wide operands", () => {
     const rng = new Rng(13);
     for (const ctor of FLOAT_TYPES) {
