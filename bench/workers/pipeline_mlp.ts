@@ -15,6 +15,8 @@
 // every split, in CPU time (robust to a shared machine), and prints the split whose slower stage
 // is fastest.
 import * as rt from "../../src/index.js";
+import { drainTraceSources, setTraceRecorder, type TraceRecorder } from "../../src/util/trace.js";
+import type { CommSpan, TracedStep } from "../pipeline_idle.js";
 import { median } from "../table.js";
 
 const { nn, optim, dist } = rt;
@@ -26,6 +28,7 @@ const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
 const WARMUP = Number(process.env.WARMUP ?? 5);
 const BUBBLE_STEPS = Number(process.env.BUBBLE_STEPS ?? 10);
+const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
 
 rt.manualSeed(0);
 const layers: rt.nn.Module[] = [];
@@ -137,6 +140,27 @@ if (distributed) {
     bubbles.push(1 - busyOf(t) / w);
   }
 }
+// Steps with the comm thread's spans recorded (when each message was picked up, handed over,
+// arrived), for bench/pipeline_idle.ts to say where each rank's idle time went.
+const traced: TracedStep[] = [];
+if (distributed) {
+  for (let i = 0; i < TRACED_STEPS; i++) {
+    const comm: CommSpan[] = [];
+    const recorder: TraceRecorder = {
+      span: (tid, name, start, end, args) => {
+        if (typeof args?.mb === "number" && (name.startsWith("send ") || name.startsWith("recv "))) comm.push({ name, mb: args.mb, start: start / 1000, end: end / 1000 });
+      },
+      instant: () => {},
+    };
+    dist.barrier();
+    setTraceRecorder(recorder);
+    step();
+    drainTraceSources(recorder);
+    setTraceRecorder(null);
+    const t = timeline()!;
+    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }) => a), comm });
+  }
+}
 const rank = distributed ? dist.getRank() : 0;
 console.log(
   "RESULT " +
@@ -152,6 +176,7 @@ console.log(
       ideal,
       activationMb: activationBytes / 2 ** 20,
       rssMb: process.resourceUsage().maxRSS / 1024,
+      traced,
     }),
 );
 if (distributed) await dist.destroyProcessGroup();
