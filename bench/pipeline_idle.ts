@@ -20,7 +20,7 @@
 export interface CommSpan {
   name: string;
   mb: number;
-  /** Milliseconds on the host's common clock (performance.timeOrigin + performance.now()). */
+  /** When the comm thread took it up, in milliseconds on the host's common clock (performance.timeOrigin + performance.now()). */
   start: number;
   end: number;
 }

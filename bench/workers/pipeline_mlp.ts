@@ -173,7 +173,7 @@ if (distributed) {
     const comm: CommSpan[] = [];
     const recorder: TraceRecorder = {
       span: (tid, name, start, end, args) => {
-        if (typeof args?.mb === "number" && (name.startsWith("send ") || name.startsWith("recv "))) comm.push({ name, mb: args.mb, start: start / 1000, end: end / 1000 });
+        if (typeof args?.mb === "number" && (name.startsWith("send ") || name.startsWith("recv "))) comm.push({ name, mb: args.mb, start: (typeof args.postedUs === "number" ? args.postedUs : start) / 1000, end: end / 1000 });
       },
       instant: () => {},
     };

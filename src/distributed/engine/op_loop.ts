@@ -131,7 +131,8 @@ export class OpLoop {
         const end = traceNow();
         const start = Math.max(posted[i]!, lastEnd);
         lastEnd = end;
-        ring.write({ outerStart: start, start, end, outerEnd: end, msg: batch[i]!, algorithm: "direct", failed: error !== null });
+        // outerStart keeps when it joined the batch: a pipeline's span reports it (trace_ring.ts).
+        ring.write({ outerStart: posted[i]!, start, end, outerEnd: end, msg: batch[i]!, algorithm: "direct", failed: error !== null });
       }
       this.finish(batch[i]!.id, error);
     };
