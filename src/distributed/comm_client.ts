@@ -101,7 +101,7 @@ export class CommClient {
 
   /** Posts an operation; the returned Work settles when the worker reports on it. */
   submit(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work {
-    const work = new Work(description, (w) => this.blockTimed(w), onSettle);
+    const work = new Work(description, (w) => this.blockTimed(w), onSettle, () => this.drain());
     if (this.failure !== null) {
       work.settle(this.failure);
       return work;
@@ -136,7 +136,7 @@ export class CommClient {
       if (commTraceTag.current) op.trace = commTraceTag.current;
       emitInline(recorder, { outerStart, start, end, outerEnd: traceNow(), msg: op, algorithm: this.inline.lastAlgorithm, failed: err !== null });
     }
-    const work = new Work(description, (w) => this.blockTimed(w), onSettle);
+    const work = new Work(description, (w) => this.blockTimed(w), onSettle, () => this.drain());
     if (err === null) {
       work.settle(null);
       return work;
