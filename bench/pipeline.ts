@@ -11,9 +11,12 @@
 // end; median over steps) beside the ideal (p-1)/(m+p-1), the schedule's own per-rank figure from
 // back-to-back steps, and the memory rank 0 held at its peak (tensor-arena bytes above the step's
 // start, garbage not yet collected included: test/distributed/pipeline_memory.test.ts measures the
-// activations exactly).
+// activations exactly). Then where each rank's idle time went, from a few traced steps (the schedule's
+// timeline and the comm thread's spans on the host's common clock; bench/pipeline_idle.ts), and per
+// step each rank's main-thread CPU, its time waiting for a core (contention), and its other threads' CPU.
 import { execFileSync } from "node:child_process";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
+import { type IdleBreakdown, idleBreakdown, medianStep, type TracedStep } from "./pipeline_idle.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -30,6 +33,9 @@ interface RankResult {
   ideal: number;
   activationMb: number;
   rssMb: number;
+  traced: TracedStep[];
+  /** Per step (Linux schedstat): the main thread's CPU, its time runnable but waiting for a core, and the other threads' CPU (the comm worker's, GC's). */
+  sched: { mainCpuMs: number; mainRunqueueMs: number; othersCpuMs: number } | null;
 }
 
 const worker = "bench/workers/pipeline_mlp.ts";
@@ -89,6 +95,7 @@ function torch(schedule: string, m: number): number {
 }
 
 const rows: (string | number)[][] = [];
+const idleRows: (string | number)[][] = [];
 const unsplit = ringtorch("unsplit", 1)[0]!;
 const torchUnsplit = torch("unsplit", 1);
 rows.push(["unsplit, 1 process", "-", median(unsplit.rates), torchUnsplit, median(unsplit.rates) / torchUnsplit, "-", "-", "-", "-", "-", "-", unsplit.rssMb]);
@@ -99,6 +106,18 @@ for (const m of MICROBATCHES) {
     const theirs = torch(schedule, m);
     const rate = median(r0!.rates);
     if (schedule === "gpipe") gpipeActivation = r0!.activationMb;
+    const perStep = r0!.traced.map((_, i) => idleBreakdown([r0!.traced[i]!, r1!.traced[i]!], m));
+    if (perStep.length > 0) {
+      medianStep(perStep).forEach((b: IdleBreakdown, rank) => {
+        const ms = (v: number) => v.toFixed(1);
+        const sched = [r0, r1][rank]!.sched;
+        idleRows.push([
+          schedule, String(m), String(rank), ms(b.stepMs), ms(b.computeMs), ms(b.idleMs), ms(b.slotsMs), ms(b.imbalanceMs), ms(b.excessMs),
+          ms(b.peerLateMs), ms(b.pickupMs), ms(b.transferMs), ms(b.noticeMs), ms(b.outsideMs), (1 - b.computeMs / b.stepMs).toFixed(2),
+          sched ? `${ms(sched.mainCpuMs)} / ${ms(sched.mainRunqueueMs)} / ${ms(sched.othersCpuMs)}` : "n/a",
+        ]);
+      });
+    }
     const f = (v: number | null) => (v ?? NaN).toFixed(2);
     rows.push([
       schedule, String(m), rate, theirs, rate / theirs, r0!.ideal, `${f(r0!.bubble)} / ${f(r1!.bubble)}`, `${f(r0!.ownBubble)} / ${f(r1!.ownBubble)}`,
@@ -114,4 +133,18 @@ printTable(
     "compute ms 0 / 1 of step ms", "activations rank 0 (MB)", "peak RSS (MB)",
   ],
   rows,
+);
+console.log(
+  "where each rank's idle time went (bench/pipeline_idle.ts; ms, the traced step of median step time): idle = step - compute = " +
+    "(a) the schedule's slots + (d) unequal action times + what messages and the machine added (step - simulated step); " +
+    "and by what each wait waited on: the peer not yet sending, its comm thread not yet picking the send up, the transfer, the waiting thread not yet resumed, and idle outside any wait. " +
+    "Last column, over the untraced steps (Linux schedstat): the main thread's CPU, its time runnable but kept off a core by other threads and processes (contention), and the process's other threads' CPU (comm worker, GC)",
+);
+printTable(
+  [
+    "schedule", "micro-batches", "rank", "step", "compute", "idle", "(a) slots", "(d) unequal times", "added by messages",
+    "wait: peer not sent", "wait: pickup", "wait: transfer", "wait: notice", "outside waits", "traced bubble",
+    "per step: main CPU / waiting for a core / other threads' CPU",
+  ],
+  idleRows,
 );

@@ -14,7 +14,10 @@
 // MODE=balance (one process): times each stage alone, forward and backward of one micro-batch, for
 // every split, in CPU time (robust to a shared machine), and prints the split whose slower stage
 // is fastest.
+import { readdirSync, readFileSync } from "node:fs";
 import * as rt from "../../src/index.js";
+import { drainTraceSources, setTraceRecorder, type TraceRecorder } from "../../src/util/trace.js";
+import type { CommSpan, TracedStep } from "../pipeline_idle.js";
 import { median } from "../table.js";
 
 const { nn, optim, dist } = rt;
@@ -26,6 +29,7 @@ const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
 const WARMUP = Number(process.env.WARMUP ?? 5);
 const BUBBLE_STEPS = Number(process.env.BUBBLE_STEPS ?? 10);
+const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
 
 rt.manualSeed(0);
 const layers: rt.nn.Module[] = [];
@@ -34,6 +38,20 @@ const model = new nn.Sequential(...layers, new nn.Linear(D, 10));
 const x = rt.randn([B, D]);
 const y = rt.randn([B, 10]);
 const lossFn = (out: rt.Tensor, target: rt.Tensor) => nn.functional.mseLoss(out, target);
+/** [ms on a core, ms runnable but waiting for one] of the calling thread, or of all the process's other threads (Linux schedstat). */
+const schedMs = (which: "main" | "others"): [number, number] => {
+  try {
+    const read = (path: string) => readFileSync(path, "utf8").split(" ").slice(0, 2).map((v) => Number(v) / 1e6) as [number, number];
+    if (which === "main") return read("/proc/thread-self/schedstat");
+    // The main thread's id is the process's.
+    return readdirSync("/proc/self/task")
+      .filter((tid) => tid !== String(process.pid))
+      .map((tid) => read(`/proc/self/task/${tid}/schedstat`))
+      .reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
+  } catch {
+    return [NaN, NaN];
+  }
+};
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -124,7 +142,14 @@ for (let r = 0; r < RUNS; r++) {
 const bubbles: number[] = [];
 const busy: number[] = [];
 const stepMs: number[] = [];
+// The process's CPU time per step over these steps: compute, plus what the comm thread spent
+// (spinning or yielding while it waits is CPU the other rank's compute could have had on a full machine).
+let cpuPerStepMs: number | null = null;
+let sched: { mainCpuMs: number; mainRunqueueMs: number; othersCpuMs: number } | null = null;
 if (distributed) {
+  const cpu0 = cpuMs();
+  const [main0, queue0] = schedMs("main");
+  const others0 = schedMs("others")[0];
   for (let i = 0; i < BUBBLE_STEPS; i++) {
     dist.barrier();
     step();
@@ -135,6 +160,30 @@ if (distributed) {
     busy.push(busyOf(t));
     stepMs.push(w);
     bubbles.push(1 - busyOf(t) / w);
+  }
+  cpuPerStepMs = (cpuMs() - cpu0) / BUBBLE_STEPS;
+  const [main1, queue1] = schedMs("main");
+  sched = { mainCpuMs: (main1 - main0) / BUBBLE_STEPS, mainRunqueueMs: (queue1 - queue0) / BUBBLE_STEPS, othersCpuMs: (schedMs("others")[0] - others0) / BUBBLE_STEPS };
+}
+// Steps with the comm thread's spans recorded (when each message was picked up, handed over,
+// arrived), for bench/pipeline_idle.ts to say where each rank's idle time went.
+const traced: TracedStep[] = [];
+if (distributed) {
+  for (let i = 0; i < TRACED_STEPS; i++) {
+    const comm: CommSpan[] = [];
+    const recorder: TraceRecorder = {
+      span: (tid, name, start, end, args) => {
+        if (typeof args?.mb === "number" && (name.startsWith("send ") || name.startsWith("recv "))) comm.push({ name, mb: args.mb, start: (typeof args.postedUs === "number" ? args.postedUs : start) / 1000, end: end / 1000 });
+      },
+      instant: () => {},
+    };
+    dist.barrier();
+    setTraceRecorder(recorder);
+    step();
+    drainTraceSources(recorder);
+    setTraceRecorder(null);
+    const t = timeline()!;
+    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }) => a), comm });
   }
 }
 const rank = distributed ? dist.getRank() : 0;
@@ -149,9 +198,12 @@ console.log(
       ownBubble: ownBubbles.length ? median(ownBubbles) : null,
       busyMs: busy.length ? median(busy) : null,
       stepMs: stepMs.length ? median(stepMs) : null,
+      cpuPerStepMs,
+      sched,
       ideal,
       activationMb: activationBytes / 2 ** 20,
       rssMb: process.resourceUsage().maxRSS / 1024,
+      traced,
     }),
 );
 if (distributed) await dist.destroyProcessGroup();

@@ -130,6 +130,10 @@ struct Comm {
   std::vector<Peer> peers;
   std::vector<Mapping> mappings;
   std::atomic<bool> aborted{false};
+  // Operations the main thread has posted to the comm worker (CommNotifyPosted). A batch run with
+  // a wake_seen (RunTransfers) returns as soon as this differs from it, so that the worker takes a
+  // newly posted send or receive into the batch at once instead of at its next stall.
+  std::atomic<uint32_t> posted{0};
   std::string last_error;
 };
 
@@ -171,9 +175,11 @@ struct Transfer {
 
 // Progresses `ops` until all are done, one fails, `timeout_ms` passes, nothing moved for
 // `stall_ms` (kStalled), or `cancel` is set (kAborted). Explanations go to `err`, so that several
-// threads may run disjoint batches of one communicator at once.
+// threads may run disjoint batches of one communicator at once. With wake_seen >= 0 (and a stall),
+// also returns kStalled once comm->posted differs from it (the main thread posted more work) and
+// once a transfer of the batch finished while others remain (so that the caller reports it now).
 int RunTransfers(Comm* comm, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms, std::string& err,
-                 const std::atomic<bool>* cancel);
+                 const std::atomic<bool>* cancel, int64_t wake_seen = -1);
 
 // Numbers per transfer in CommRun's descriptor: 15 that link.ts fills, then one progress counter
 // per stream for a message cut across several TCP connections.
@@ -189,7 +195,7 @@ std::string Stripe(Comm& c, const std::vector<Transfer>& ops, double* desc, std:
 // Runs the flows, each stream past the first on a thread of its own, and sets each cut
 // message's progress in `desc` to done once all its parts are. Sets comm.last_error.
 int RunStriped(Comm& c, const std::vector<Transfer>& ops, const std::vector<Transfer>& flows,
-               const std::vector<size_t>& first, double* desc, int64_t timeout_ms, int64_t stall_ms);
+               const std::vector<size_t>& first, double* desc, int64_t timeout_ms, int64_t stall_ms, int64_t wake_seen = -1);
 
 int64_t NowMicros();
 bool PeerAlive(Peer& p);

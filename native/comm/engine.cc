@@ -296,6 +296,11 @@ int TcpRecv(Comm* c, Transfer& t, Stream& p, bool& moved, std::string& err) {
   return kOk;
 }
 
+// Whether the main thread posted an operation since the batch's caller read `wake_seen` (-1: not asked).
+bool PostedSince(const Comm* c, int64_t wake_seen) {
+  return wake_seen >= 0 && c->posted.load(std::memory_order_seq_cst) != uint32_t(wake_seen);
+}
+
 bool ShmReady(Comm* c, const Transfer& t, const Peer& p) {
   if (IsSend(t)) return p.out->head.load(std::memory_order_relaxed) - p.out->tail.load(std::memory_order_acquire) < c->slots;
   return p.in->head.load(std::memory_order_acquire) > p.in->tail.load(std::memory_order_relaxed);
@@ -304,7 +309,7 @@ bool ShmReady(Comm* c, const Transfer& t, const Peer& p) {
 }  // namespace
 
 int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_t stall_ms, std::string& err,
-                 const std::atomic<bool>* cancel) {
+                 const std::atomic<bool>* cancel, int64_t wake_seen) {
   const int64_t start = NowMicros();
   const int64_t deadline = start + timeout_ms * 1000;
   int64_t last_progress = start, last_liveness = start;
@@ -314,12 +319,18 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
     Peer& p = c->peers[t.peer];
     if (t.kind == 2 && p.kind == 2 && p.streams[size_t(t.stream)].stage.empty()) p.streams[size_t(t.stream)].stage.resize(1 << 18);
   }
+  size_t done_at_start = 0;
+  for (auto& t : ops) done_at_start += Done(t) ? 1 : 0;
   for (;;) {
     bool all_done = true, moved = false, any_tcp = false, any_shm = false;
+    size_t done = 0;
     for (size_t i = 0; i < ops.size(); i++) {
       Transfer& t = ops[i];
       active[i] = 0;
-      if (Done(t)) continue;
+      if (Done(t)) {
+        done++;
+        continue;
+      }
       all_done = false;
       bool earlier = false;  // one message at a time per connection and direction: each is FIFO
       for (size_t j = 0; j < i && !earlier; j++) {
@@ -344,6 +355,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       if (st != kOk) return st;
     }
     if (all_done) return kOk;
+    if (wake_seen >= 0 && stall_ms > 0 && done > done_at_start) return kStalled;
     int64_t now = NowMicros();
     if (moved) {
       last_progress = now;
@@ -364,6 +376,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       return kTimeout;
     }
     if (stall_ms > 0 && now - last_progress >= stall_ms * 1000) return kStalled;
+    if (stall_ms > 0 && PostedSince(c, wake_seen)) return kStalled;
     if (now - last_liveness >= 10000) {
       last_liveness = now;
       for (size_t i = 0; i < ops.size(); i++) {
@@ -381,8 +394,12 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       continue;
     }
     // Then yield for a while: on a busy machine the peer may be waiting for this very core,
-    // and a futex sleep would add a full wake-up to every hand-off.
-    if (now - last_progress < c->spin_us + kYieldMicros) {
+    // and a futex sleep would add a full wake-up to every hand-off. Not in a batch that posts
+    // end (wake_seen: a pipeline's sends and receives, waiting between compute of several ms):
+    // it sleeps at once, since the poster and the peers ring this rank's bell, and yielding kept
+    // its thread runnable on every core the ranks' compute needed (bench/pipeline.ts: the other
+    // threads' CPU per 1F1B step fell from 13-41 ms to 8-23 ms, on a shared 2-core machine).
+    if (wake_seen < 0 && now - last_progress < c->spin_us + kYieldMicros) {
       sched_yield();
       continue;
     }
@@ -396,7 +413,9 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
       }
       // With a same-host peer in the batch too, poll without sleeping for a while so that its
       // doorbell-less progress is seen promptly, then settle into 1 ms naps.
+      // A batch that new posts end (wake_seen) must notice them: no nap longer than 1 ms then.
       int ms = any_shm ? (now - last_progress < 2000 ? 0 : 1) : int(std::max<int64_t>(1, slice / 1000));
+      if (wake_seen >= 0) ms = std::min(ms, 1);
       poll(pfds.data(), pfds.size(), ms);
       if (any_shm && ms == 0) sched_yield();
       continue;
@@ -407,6 +426,9 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
     for (size_t i = 0; i < ops.size() && !ready; i++) {
       if (active[i]) ready = ShmReady(c, ops[i], c->peers[ops[i].peer]);
     }
+    // CommNotifyPosted rings this bell after counting the post: read after `seen`, so a post
+    // counted before the sleep is seen here and one counted after it wakes the sleep.
+    ready = ready || (stall_ms > 0 && PostedSince(c, wake_seen));
     if (!ready) SleepOn(c->bell, seen, slice);
     c->bell->waiters.fetch_sub(1, std::memory_order_seq_cst);
   }

@@ -147,7 +147,9 @@ Napi::Value CommAttachTcpPeer(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// (handle, desc, count, bufs, timeoutMs, stallMs, segments): `desc` holds kFields numbers per
+// (handle, desc, count, bufs, timeoutMs, stallMs, segments, wakeSeen): with wakeSeen (a value of
+// posted(handle)) the run also returns kStalled once the main thread has posted since (notifyPosted).
+// The rest: `desc` holds kFields numbers per
 // transfer (see src/distributed/engine/link.ts); a scattered message's pieces are triples
 // (buffer index, byte offset, bytes) in the Float64Array `segments`.
 Napi::Value CommRun(const Napi::CallbackInfo& info) {
@@ -244,13 +246,14 @@ Napi::Value CommRun(const Napi::CallbackInfo& info) {
   }
   int64_t timeout_ms = int64_t(Num(info, 4));
   int64_t stall_ms = int64_t(Num(info, 5));
+  int64_t wake_seen = info.Length() > 7 && info[7].IsNumber() ? int64_t(Num(info, 7)) : -1;
   c->last_error.clear();
   std::deque<std::vector<Segment>> parts;
   std::vector<Transfer> flows;
   std::vector<size_t> first;
   std::string bad = Stripe(*c, ops, desc, parts, flows, first);
   if (!bad.empty()) return Fail(env, bad);
-  int status = RunStriped(*c, ops, flows, first, desc, timeout_ms, stall_ms);
+  int status = RunStriped(*c, ops, flows, first, desc, timeout_ms, stall_ms, wake_seen);
   return Napi::Number::New(env, status);
 }
 
@@ -266,6 +269,22 @@ Napi::Value AddressOf(const Napi::CallbackInfo& info) {
 Napi::Value CommLastError(const Napi::CallbackInfo& info) {
   auto c = GetComm(info);
   return Napi::String::New(info.Env(), c ? c->last_error : "no such communicator");
+}
+
+// From the main thread after it posts an operation to the comm worker: counts it and rings this
+// rank's doorbell, so that a batch run with wakeSeen returns to take it, also from a futex sleep.
+Napi::Value CommNotifyPosted(const Napi::CallbackInfo& info) {
+  auto c = GetComm(info);
+  if (c) {
+    c->posted.fetch_add(1, std::memory_order_seq_cst);
+    if (c->bell) Ring(c->bell);
+  }
+  return info.Env().Undefined();
+}
+
+Napi::Value CommPosted(const Napi::CallbackInfo& info) {
+  auto c = GetComm(info);
+  return Napi::Number::New(info.Env(), c ? double(c->posted.load(std::memory_order_seq_cst)) : 0);
 }
 
 // May be called from the main thread while the comm worker is blocked in CommRun.
@@ -442,6 +461,8 @@ void RegisterComm(Napi::Env env, Napi::Object exports) {
   comm.Set("run", Napi::Function::New(env, CommRun));
   comm.Set("lastError", Napi::Function::New(env, CommLastError));
   comm.Set("abort", Napi::Function::New(env, CommAbort));
+  comm.Set("notifyPosted", Napi::Function::New(env, CommNotifyPosted));
+  comm.Set("posted", Napi::Function::New(env, CommPosted));
   comm.Set("destroy", Napi::Function::New(env, CommDestroy));
   comm.Set("markFailed", Napi::Function::New(env, CommMarkFailed));
   comm.Set("shmUnlink", Napi::Function::New(env, ShmUnlink));

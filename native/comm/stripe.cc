@@ -84,7 +84,7 @@ std::string Stripe(Comm& c, const std::vector<Transfer>& ops, double* desc, std:
 }
 
 int RunStriped(Comm& c, const std::vector<Transfer>& ops, const std::vector<Transfer>& flows,
-               const std::vector<size_t>& first, double* desc, int64_t timeout_ms, int64_t stall_ms) {
+               const std::vector<size_t>& first, double* desc, int64_t timeout_ms, int64_t stall_ms, int64_t wake_seen) {
   // Group k holds the TCP parts on stream k; group 0 also everything on shared memory.
   std::vector<std::vector<Transfer>> groups(kMaxStreams);
   std::vector<size_t> where(flows.size()), group(flows.size());
@@ -107,7 +107,7 @@ int RunStriped(Comm& c, const std::vector<Transfer>& ops, const std::vector<Tran
   std::atomic<bool> cancel{false};
   std::atomic<int> first_failed{-1};
   auto run = [&](size_t k) {
-    status[k] = RunTransfers(&c, groups[k], timeout_ms, stall_ms, errs[k], &cancel);
+    status[k] = RunTransfers(&c, groups[k], timeout_ms, stall_ms, errs[k], &cancel, wake_seen);
     if (Failed(status[k])) {
       int none = -1;
       first_failed.compare_exchange_strong(none, int(k));

@@ -41,6 +41,8 @@ export class CommClient {
   private readonly onExit = () => this.cleanupAtExit();
   /** Set by init when synchronous collectives may run on the calling thread. */
   inline: InlineRunner | null = null;
+  /** The addon the worker runs the transports on (the main thread only wakes it: post()). */
+  private readonly native = tryLoadCommNative();
 
   private constructor(
     private readonly worker: Worker,
@@ -99,7 +101,7 @@ export class CommClient {
 
   /** Posts an operation; the returned Work settles when the worker reports on it. */
   submit(msg: Omit<OpMessage, "id" | "type">, description: string, onSettle: (() => void) | null): Work {
-    const work = new Work(description, (w) => this.blockTimed(w), onSettle);
+    const work = new Work(description, (w) => this.blockTimed(w), onSettle, () => this.drain());
     if (this.failure !== null) {
       work.settle(this.failure);
       return work;
@@ -134,7 +136,7 @@ export class CommClient {
       if (commTraceTag.current) op.trace = commTraceTag.current;
       emitInline(recorder, { outerStart, start, end, outerEnd: traceNow(), msg: op, algorithm: this.inline.lastAlgorithm, failed: err !== null });
     }
-    const work = new Work(description, (w) => this.blockTimed(w), onSettle);
+    const work = new Work(description, (w) => this.blockTimed(w), onSettle, () => this.drain());
     if (err === null) {
       work.settle(null);
       return work;
@@ -200,6 +202,9 @@ export class CommClient {
     this.port.postMessage(msg);
     Atomics.add(this.ctl, CTL_OPS_POSTED, 1);
     Atomics.notify(this.ctl, CTL_OPS_POSTED);
+    // A worker inside a batch of sends and receives waits in native code, not on the ctl word:
+    // this ends that wait, so a send posted now starts now (op_loop.ts, runPointToPoint).
+    this.native?.notifyPosted(this.handle);
   }
 
   private handle_(msg: FromWorker): void {

@@ -17,8 +17,14 @@ export interface CommNative {
   /**
    * `segments`: (buffer index, byte offset, bytes) triples of scattered messages (link.ts); a
    * buffer index of -1 makes the offset an address. `desc` holds DESC_FIELDS numbers per transfer (link.ts).
+   * With `wakeSeen` (a value of posted()) the run also returns Stalled once the main thread has
+   * posted since (notifyPosted) or a transfer of the batch finished while others remain.
    */
-  run(handle: number, desc: Float64Array, count: number, bufs: TypedArray[], timeoutMs: number, stallMs: number, segments?: Float64Array): number;
+  run(handle: number, desc: Float64Array, count: number, bufs: TypedArray[], timeoutMs: number, stallMs: number, segments?: Float64Array, wakeSeen?: number): number;
+  /** Main thread, after posting an operation to the comm worker: counts it and wakes a waiting batch (see run's wakeSeen). */
+  notifyPosted(handle: number): void;
+  /** How many operations notifyPosted has counted. */
+  posted(handle: number): number;
   lastError(handle: number): string;
   abort(handle: number): void;
   destroy(handle: number): void;

@@ -15,6 +15,8 @@ export class Work {
     readonly description: string,
     private readonly blockUntilSettled: (work: Work) => void,
     private readonly onSettle: (() => void) | null = null,
+    /** Takes in the reports that have come without blocking (the worker's "done" messages), for test(). */
+    private readonly poll: (() => void) | null = null,
   ) {}
 
   /** A Work for an operation that finished as it was called (one-process groups). */
@@ -41,6 +43,17 @@ export class Work {
       else this.settledPromise = new Promise<void>((resolve, reject) => (this.resolvers = { resolve, reject }));
     }
     return this.settledPromise;
+  }
+
+  /**
+   * Whether the operation is done, having first taken in what the worker has reported: a wait of
+   * zero. isCompleted() only reads the state, which changes when this thread waits or returns to
+   * its event loop; a thread that computes for long stretches (a pipeline stage) calls test()
+   * between them to learn what arrived meanwhile.
+   */
+  test(): boolean {
+    if (this.state === "pending") this.poll?.();
+    return this.isCompleted();
   }
 
   isCompleted(): boolean {

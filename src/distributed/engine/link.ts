@@ -92,14 +92,15 @@ export class Link {
 
   /**
    * Runs the batch until done, or until nothing moved for `stallMs` (then returns Stalled and
-   * keeps the batch so that more transfers can join it). Other failures throw.
+   * keeps the batch so that more transfers can join it). With `wakeSeen` (CommNative.posted) it
+   * also returns Stalled when the main thread posts more or a transfer finishes. Other failures throw.
    */
-  runBatch(stallMs: number): TransferStatus {
+  runBatch(stallMs: number, wakeSeen?: number): TransferStatus {
     if (this.count === 0) return TransferStatus.Ok;
     const left = Math.max(0, Math.ceil(this.deadline - performance.now()));
     const timeoutMs = Number.isFinite(left) ? Math.min(left, 2 ** 31 - 1) : 2 ** 31 - 1;
     const segments = this.segmentCount > 0 ? this.segments : undefined;
-    const status = this.native.run(this.handle, this.desc, this.count, this.bufs, timeoutMs, stallMs, segments);
+    const status = this.native.run(this.handle, this.desc, this.count, this.bufs, timeoutMs, stallMs, segments, wakeSeen);
     if (status === TransferStatus.Stalled) return status;
     this.clear();
     if (status !== TransferStatus.Ok) throw new TransferError(status, this.native.lastError(this.handle));

@@ -13,6 +13,12 @@ import { describeOp, explainTransferError } from "./failure.js";
 import { CTL_OPS_POSTED, type FromWorker, isPointToPoint, type OpMessage, type ToWorker } from "./messages.js";
 
 const P2P_CODE = 0xfe;
+/**
+ * How long a batch of sends and receives waits without progress before the loop looks again. New
+ * posts and finished transfers end the wait at once (Link.runBatch's wakeSeen); before they did, the
+ * loop looked every 1 ms, yielding the core in between, and a send posted meanwhile waited for it.
+ */
+const P2P_STALL_MS = 100;
 
 /**
  * The comm worker's main loop: takes requests in the order the main thread posted them and runs
@@ -125,7 +131,8 @@ export class OpLoop {
         const end = traceNow();
         const start = Math.max(posted[i]!, lastEnd);
         lastEnd = end;
-        ring.write({ outerStart: start, start, end, outerEnd: end, msg: batch[i]!, algorithm: "direct", failed: error !== null });
+        // outerStart keeps when it joined the batch: a pipeline's span reports it (trace_ring.ts).
+        ring.write({ outerStart: posted[i]!, start, end, outerEnd: end, msg: batch[i]!, algorithm: "direct", failed: error !== null });
       }
       this.finish(batch[i]!.id, error);
     };
@@ -143,9 +150,20 @@ export class OpLoop {
     };
     add(first);
     for (;;) {
+      // Read before taking what is queued: a post counted after this read ends the run below, so
+      // a send or receive posted while the batch waits joins it at once (CommClient.post wakes it).
+      const seen = this.native.posted(this.handle);
+      this.pull();
+      for (let next = this.queue[0]; next && next.type !== "shutdown"; next = this.queue[0]) {
+        if (next.type === "group") this.executor.addGroup(next.id, next.ranks);
+        else if (next.type === "op" && isPointToPoint(next.req)) add(next);
+        else break;
+        this.queue.shift();
+      }
       let status: TransferStatus;
       try {
-        status = link.runBatch(1);
+        // The run also returns as soon as one transfer of the batch finishes, to report it now.
+        status = link.runBatch(P2P_STALL_MS, seen);
       } catch (err) {
         link.clear();
         const unfinished = [...batch.keys()].filter((i) => !reported.has(i));
@@ -161,13 +179,6 @@ export class OpLoop {
       batch.forEach((_, i) => {
         if (!reported.has(i) && link.isDone(i)) finished(i, null);
       });
-      this.pull();
-      for (let next = this.queue[0]; next && next.type !== "shutdown"; next = this.queue[0]) {
-        if (next.type === "group") this.executor.addGroup(next.id, next.ranks);
-        else if (next.type === "op" && isPointToPoint(next.req)) add(next);
-        else break;
-        this.queue.shift();
-      }
     }
   }
 

@@ -109,7 +109,8 @@ export function emitInline(emit: TraceRecorder, r: CollectiveRecord): void {
 /**
  * A DDP bucket's span encloses its collective's (bucket -1: every bucket in one reduction). A
  * pipeline's send or receive is named for what it carries ("send activation", "recv gradient"),
- * with the micro-batch and the stage boundary (after stage `boundary`) as args.
+ * with the micro-batch and the stage boundary (after stage `boundary`) as args, and when the comm
+ * thread took it up (postedUs, the record's outer start).
  */
 function emitCollective(emit: TraceRecorder, t: number[], args: TraceArgs, tag: CommTraceTag): void {
   const bucket = tag.bucket ?? NaN;
@@ -119,7 +120,8 @@ function emitCollective(emit: TraceRecorder, t: number[], args: TraceArgs, tag: 
   }
   if (tag.pipeline) {
     const { what, mb, boundary } = tag.pipeline;
-    emit.span(TID_COMM, `${String(args.op)} ${what}`, t[1], t[2], { ...args, message: what, mb, boundary });
+    // postedUs: when the comm thread took it up (the span starts later if an earlier one ended later).
+    emit.span(TID_COMM, `${String(args.op)} ${what}`, t[1], t[2], { ...args, message: what, mb, boundary, postedUs: t[0] });
   } else emit.span(TID_COMM, String(args.op), t[1], t[2], args);
 }
 

@@ -120,7 +120,9 @@ export class Inbox {
       if (slot.kind === "header") value = headerBuffer();
       else if (slot.kind === "activation") {
         const header = s.slots[s.cursor - 1]!;
-        if (!header.work!.isCompleted() && s.cursor > until) return;
+        // test(), not isCompleted(): a header that arrived while this thread computed is only
+        // known once its report is taken in, and the activation's receive should go out now.
+        if (!header.work!.test() && s.cursor > until) return;
         header.work!.wait();
         const shape = decodeShape(header.value as Int32Array)!;
         header.value = undefined;

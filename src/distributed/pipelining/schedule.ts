@@ -52,12 +52,21 @@ export interface TimedAction {
   start: number;
   end: number;
   waitMs: number;
+  /** When its wait for a peer's message began (null: it had its input at hand), on the same clock. */
+  waitStart: number | null;
+  /** When its message to a peer (activation or gradient) was handed to isend (null: it sent none). */
+  sentAt: number | null;
   heldBytes: number | null;
 }
 
 /** What one step did on this rank, from the schedule's own clock (milliseconds). */
 export interface StepTimeline {
   readonly actions: readonly TimedAction[];
+  /**
+   * The step's start on the host's common clock (performance.timeOrigin + performance.now(), ms):
+   * the ranks of one host share it, so their timelines line up (bench/pipeline_idle.ts does).
+   */
+  readonly origin: number;
   readonly totalMs: number;
   /**
    * 1 - (time computing) / (step time), on this rank's own clock: the step from its entry into
@@ -189,8 +198,11 @@ export abstract class PipelineScheduleBase {
       const start = performance.now();
       const actionStart = tracing.on ? traceNow() : 0;
       let waitMs = 0;
+      let waitStart: number | null = null;
+      let sentAt: number | null = null;
       const waited = <T>(fn: () => T): T => {
         const w0 = performance.now();
+        waitStart = w0 - t0;
         const r = fn();
         waitMs += performance.now() - w0;
         return r;
@@ -214,6 +226,7 @@ export abstract class PipelineScheduleBase {
           outputs[mb] = out.detach();
         } else {
           // Posting a send does not wait (isend); its copy into the stage's message buffer is work, not bubble.
+          sentAt = performance.now() - t0;
           sends.push(...stage.sendActivation(out, mb));
           inbox.sent(stage.stageIndex, mb, out.shape);
           saved.set(key, { input, root: out });
@@ -227,6 +240,7 @@ export abstract class PipelineScheduleBase {
         root.backward(grad);
         if (!stage.isFirst) {
           if (!input.grad) throw new Error(`${where}: the output of stage ${stage.stageIndex} does not depend on its input, so no gradient can go back to stage ${stage.stageIndex - 1}`);
+          sentAt = performance.now() - t0;
           sends.push(stage.sendGradient(input.grad, mb));
         }
       }
@@ -234,7 +248,7 @@ export abstract class PipelineScheduleBase {
       // Post the receives that became possible (a header in, an activation sent) while this rank still has work.
       inbox.pump();
       for (const st of this.stages) st.buffers.reclaim();
-      return { kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, heldBytes: memoryPool.stats()?.held ?? null };
+      return { kind: action.kind, mb, stage: action.stage, start: start - t0, end: performance.now() - t0, waitMs, waitStart, sentAt, heldBytes: memoryPool.stats()?.held ?? null };
     };
     order.forEach((action, i) => {
       const timed = run(action, i);
@@ -247,7 +261,7 @@ export abstract class PipelineScheduleBase {
     for (const st of this.stages) st.buffers.reclaim();
     const totalMs = performance.now() - t0;
     const busy = timeline.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
-    this.lastTimeline = { actions: timeline, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };
+    this.lastTimeline = { actions: timeline, origin: performance.timeOrigin + t0, totalMs, bubbleFraction: 1 - busy / Math.max(totalMs, 1e-9), peakMicrobatches: peak };
     if (traceStart !== 0) {
       traceSpan(TID_TRAIN, `${this.constructor.name}.step`, traceStart, { microbatches: m, stages: this.stages.map((st) => st.stageIndex).join(","), bubbleFraction: this.lastTimeline.bubbleFraction });
     }
