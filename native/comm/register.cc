@@ -452,7 +452,7 @@ Napi::Value DivideByJs(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void RegisterComm(Napi::Env env, Napi::Object exports) {
-  exports.Set("commVersion", Napi::Number::New(env, 6));
+  exports.Set("commVersion", Napi::Number::New(env, 7));
   Napi::Object comm = Napi::Object::New(env);
   comm.Set("create", Napi::Function::New(env, CommCreate));
   comm.Set("createSegment", Napi::Function::New(env, CommCreateSegment));

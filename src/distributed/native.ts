@@ -63,7 +63,7 @@ export const enum TransferStatus {
 let cached: CommNative | null | undefined;
 
 /** The layout of run()'s descriptors this code writes; an addon built from older sources reads them wrong. */
-const COMM_VERSION = 6;
+const COMM_VERSION = 7;
 
 /** Most TCP connections per pair of ranks (kMaxStreams in native/comm/comm.h). */
 export const MAX_TCP_STREAMS = 8;
