@@ -69,7 +69,7 @@ describe("MultiheadAttention self-attention (the packed path)", () => {
         const x = rt.randn(batchFirst ? [3, 6, 16] : [6, 3, 16], { dtype: "float64" }).requiresGrad_();
         // A key and value equal to the query but other tensors take the split path.
         const [kv1, kv2] = split ? [rt.mul(x, 1), rt.mul(x, 1)] : [x, x];
-        const mask = rt.tensor([[false, false, false, false, true, true], [false, false, false, false, false, false], [true, false, false, false, false, false]]);
+        const mask = rt.tensor([0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0], { shape: [3, 6] }).eq(1);
         rt.manualSeed(12);
         const [y] = mha.call(x, kv1, kv2, { needWeights: false, keyPaddingMask: mask });
         y.mul(rt.randn(y.shape, { dtype: "float64", generator: new rt.Generator(1) })).sum().backward();
