@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--only mlp|transformer] [--no-peer]
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
 // at batch 64 and of a small Transformer (2 encoder layers, d 64, 4 heads, sequence 32, batch 32),
@@ -141,7 +141,10 @@ interface Result {
 }
 const results: Record<string, Result> = {};
 const profiles: string[] = [];
-for (const c of cases) {
+// --only: one model (the Transformer, the issue's target, takes about half the run's time).
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
+if (only !== null && !cases.some((c) => c.name === only)) throw new RangeError(`--only: expected one of ${cases.map((c) => c.name).join(", ")}, got ${only}`);
+for (const c of cases.filter((k) => only === null || k.name === only)) {
   rt.manualSeed(0);
   const { model, x, y, lossFn, criterion } = c.make();
   const dp = new nn.DataParallel(model, { threads, profile: true });

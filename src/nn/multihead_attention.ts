@@ -6,6 +6,8 @@ import { empty } from "../ops/creation.js";
 import { linear } from "../ops/linear.js";
 import { narrow, permute, reshape, transpose } from "../ops/view.js";
 import { scaledDotProductAttention } from "../ops/attention.js";
+import { isAutocastEnabled } from "../ops/autocast.js";
+import { packedAttentionApplies, packedSelfAttention } from "../ops/packed_attention.js";
 import { attentionBias, attentionWithWeights, averageHeads, type AttentionMasks } from "./attention.js";
 import { constant_, xavierUniform_ } from "./init.js";
 import { Linear } from "./linear.js";
@@ -117,10 +119,20 @@ export class MultiheadAttention extends Module {
     if (k0.shape[0] !== n || v0.shape[0] !== n || v0.shape[1] !== s) {
       throw new RangeError(`MultiheadAttention: query, key and value disagree on batch or source length: ${formatShape(query.shape)}, ${formatShape(key.shape)}, ${formatShape(value.shape)}`);
     }
-    const [q, k, v] = this.project(q0, k0, v0);
-    const heads = (t: Tensor, len: number) => permute(reshape(t, [n, len, this.numHeads, this.headDim]), [0, 2, 1, 3]);
     const needWeights = options.needWeights ?? true;
     const dropoutP = this.training ? this.dropout : 0;
+    if (!needWeights && query === key && key === value && this.in_proj_weight && packedAttentionApplies(q0) && !isAutocastEnabled()) {
+      // Self-attention: one GEMM for q, k and v, the heads read straight out of it (packed_attention.ts).
+      const onlyCausal = options.isCausal === true && !options.attnMask && !options.keyPaddingMask;
+      const bias = onlyCausal ? null : attentionBias(n, this.numHeads, l, s, q0.dtype, options);
+      if (!bias?.requiresGrad) {
+        const qkv = linear(q0, this.in_proj_weight, this.in_proj_bias);
+        const out = this.out_proj.call(packedSelfAttention(qkv, this.numHeads, { bias, isCausal: onlyCausal, dropoutP, generator: this.generator }));
+        return [this.batchFirst ? out : transpose(out, 0, 1), null];
+      }
+    }
+    const [q, k, v] = this.project(q0, k0, v0);
+    const heads = (t: Tensor, len: number) => permute(reshape(t, [n, len, this.numHeads, this.headDim]), [0, 2, 1, 3]);
     let output: Tensor;
     let w: Tensor | null = null;
     if (needWeights) {
@@ -140,9 +152,11 @@ export class MultiheadAttention extends Module {
   }
 
   /**
-   * q, k and v, each from its block of rows of the packed weight. Three GEMMs do the work of one
-   * packed GEMM, but their gradients come back as rows of in_proj_weight (contiguous blocks)
-   * instead of column slices of a [N, L, 3E] activation, whose backward scatters element by element.
+   * q, k and v, each from its block of rows of the packed weight, where they are not one tensor or
+   * the weights are wanted (self-attention without weights takes packedSelfAttention instead). Three
+   * GEMMs do the work of one packed GEMM, but their gradients come back as rows of in_proj_weight
+   * (contiguous blocks) instead of column slices of a [N, L, 3E] activation, whose backward
+   * scatters element by element.
    */
   private project(q: Tensor, k: Tensor, v: Tensor): [Tensor, Tensor, Tensor] {
     const e = this.embedDim;
