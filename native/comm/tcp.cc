@@ -25,9 +25,9 @@ static void SetNonBlocking(int fd) {
 
 // buffer_bytes 0 leaves the socket buffers to the kernel's autotuning, which grows them with the
 // connection's bandwidth-delay product up to net.ipv4.tcp_{r,w}mem's maximum. Setting SO_SNDBUF or
-// SO_RCVBUF turns that off for the socket and caps it at net.core.{r,w}mem_max (4 MiB on Debian):
-// a fixed 4 MiB measured 0.80 GB/s per direction against 1.26 autotuned with both directions busy
-// on loopback (2 cores), and ringtorch's 2-rank all-reduce over TCP about 8% slower.
+// SO_RCVBUF turns that off for the socket and caps it at net.core.{r,w}mem_max (4 MiB on Debian),
+// below the bandwidth-delay product of a fast network with any distance in it. On loopback the
+// all-reduce measured the same either way (README, "TCP opens ...").
 void TuneSocket(int fd, int buffer_bytes) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
