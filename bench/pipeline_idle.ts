@@ -16,6 +16,7 @@
 //   header is in), and the receive had finished but the waiting thread had not yet resumed
 //   (notice); idle outside any wait is the time before the rank's step began and after it ended
 //   within the pipeline's step, and waiting for its own sends at the end.
+import type { TimedAction } from "../src/distributed/pipelining/schedule.js";
 
 export interface CommSpan {
   name: string;
@@ -25,16 +26,8 @@ export interface CommSpan {
   end: number;
 }
 
-export interface TracedAction {
-  kind: "F" | "B";
-  mb: number;
-  stage: number;
-  start: number;
-  end: number;
-  waitMs: number;
-  waitStart: number | null;
-  sentAt: number | null;
-}
+/** An action of the schedule's timeline (its pool reading left out: the workers don't send it). */
+export type TracedAction = Omit<TimedAction, "heldBytes">;
 
 /** One step of one rank: its timeline (ms from `origin`) and its comm thread's spans. */
 export interface TracedStep {

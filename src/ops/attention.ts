@@ -133,13 +133,7 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
     const b4 = to4(expand(bias.detach(), [...batch, l, s]));
     biasView = { data: b4.storage.data, offset: b4.offset, strides: b4.strides.slice() };
   }
-  let seedLo = 0;
-  let seedHi = 0;
-  if (p > 0) {
-    const gen = options.generator ?? defaultGenerator;
-    seedLo = gen.nextUint32();
-    seedHi = gen.nextUint32();
-  }
+  const [seedLo, seedHi] = dropoutSeeds(p, options.generator);
   const args: AttentionArgs = { n, h, l, s, d: e, dv: ev, q: headView(q4), k: headView(k4), v: headView(v4), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi, lowPrecision: lowp };
   const out = emptyTensor(q.dtype, [n, h, l, ev]);
   const lse = emptyTensor(q.dtype, [n, h, l]);
@@ -174,4 +168,12 @@ export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, optio
     [q4, k4, v4],
   );
   return q.ndim === 4 ? result : reshape(result, [...batch, l, ev]);
+}
+
+/** The fused kernel's dropout seed, drawn from the generator (default: the global one) only when it drops. */
+export function dropoutSeeds(p: number, generator: Generator | undefined): [lo: number, hi: number] {
+  if (p <= 0) return [0, 0];
+  const gen = generator ?? defaultGenerator;
+  const lo = gen.nextUint32();
+  return [lo, gen.nextUint32()];
 }

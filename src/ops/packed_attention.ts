@@ -2,9 +2,10 @@ import type { AttentionArgs, StridedView } from "../backend/backend.js";
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
-import { defaultGenerator, type Generator } from "../tensor/random.js";
+import type { Generator } from "../tensor/random.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
+import { dropoutSeeds } from "./attention.js";
 import { add, mul, sub } from "./elementwise.js";
 import { cat } from "./join.js";
 import { matmul } from "./matmul.js";
@@ -61,13 +62,7 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
     const b4 = expand(bias.detach(), [n, h, l, l]);
     biasView = { data: b4.storage.data, offset: b4.offset, strides: b4.strides.slice() };
   }
-  let seedLo = 0;
-  let seedHi = 0;
-  if (p > 0) {
-    const gen = options.generator ?? defaultGenerator;
-    seedLo = gen.nextUint32();
-    seedHi = gen.nextUint32();
-  }
+  const [seedLo, seedHi] = dropoutSeeds(p, options.generator);
   const args: AttentionArgs = { n, h, l, s: l, d: hd, dv: hd, q: head(0), k: head(1), v: head(2), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi };
   const backend = getBackend();
   const y = emptyTensor(qkv.dtype, [n, h, l, hd]);
