@@ -107,7 +107,6 @@ struct Gemm {
   // blocked loop's block of B would be more than two chunks: smaller ones stay in L2 anyway, and
   // there (3 x 300 x 50, 32 x 512 x 512) the prefetching measured 2-13% slower.
   static void run_few_rows_rowb(const GemmProblem<T>& g, T* pa, T* pb) {
-    constexpr int64_t kLine = 64 / sizeof(T);
     const int64_t tiles = (g.m + MR - 1) / MR;
     for (int64_t pc = 0; pc < g.k; pc += KC) {
       const int64_t kc = std::min<int64_t>(KC, g.k - pc);
@@ -124,10 +123,7 @@ struct Gemm {
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int nr = int(std::min<int64_t>(NR, nc - jr));
           for (int64_t t = 0; t < tiles; t++, call++) {
-            for (int64_t p = kc * call / calls; next_nc > 0 && p < kc * (call + 1) / calls; p++) {
-              for (int64_t j = 0; j < next_nc; j += kLine) __builtin_prefetch(next + p * g.rsb + j, 0, 2);
-              __builtin_prefetch(next + p * g.rsb + next_nc - 1, 0, 2);
-            }
+            if (next_nc > 0) prefetch_sliver(next, g.rsb, 1, kc, next_nc, call, calls);
             const int64_t ir = t * MR;
             tile<MR>(kc, pa + ir * kc, pb + jr * kc, g.c + ir * g.ldc + jc + jr, g.ldc, g.alpha, beta,
                      int(std::min<int64_t>(MR, g.m - ir)), nr);
@@ -137,12 +133,13 @@ struct Gemm {
     }
   }
 
-  // Prefetches part `part` of `parts` of the cache lines of a kc x nr sliver of B into L2.
-  static void prefetch_sliver(const T* s, int64_t rs, int64_t cs, int64_t kc, int nr, int64_t part, int64_t parts) {
+  // Prefetches part `part` of `parts` of the cache lines of a kc x nr block of B into L2: a
+  // sliver (nr = NR) or, for run_few_rows_rowb, the next chunk of NCF columns.
+  static void prefetch_sliver(const T* s, int64_t rs, int64_t cs, int64_t kc, int64_t nr, int64_t part, int64_t parts) {
     constexpr int64_t kLine = 64 / sizeof(T);
     if (cs == 1) {
       for (int64_t p = kc * part / parts; p < kc * (part + 1) / parts; p++) {
-        __builtin_prefetch(s + p * rs, 0, 2);
+        for (int64_t j = 0; j < nr; j += kLine) __builtin_prefetch(s + p * rs + j, 0, 2);
         __builtin_prefetch(s + p * rs + nr - 1, 0, 2);
       }
     } else if (rs == 1) {
