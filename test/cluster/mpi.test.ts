@@ -47,12 +47,12 @@ function mpirun(n: number, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, o
 }
 
 describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorch's own transports", { skip: missing, concurrency: 2, timeout: 900_000 }, () => {
-  for (const n of [2, 3]) {
-    it(`mpirun -np ${n}: every collective matches its reference on every rank`, async () => {
-      const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], mpiEnv({ CASE_GRID: "small" }).env);
-      checkCollectiveReports(job.code, job.tasks, n, job.output);
-    });
-  }
+  // One odd world size: what this checks is the ranks taken from Open MPI's variables; the
+  // transports' collectives are covered at 1 to 4 ranks in test/distributed.
+  it("mpirun -np 3: every collective matches its reference on every rank", async () => {
+    const job = await mpirun(3, [WORKER("test/distributed/workers/collectives.ts")], mpiEnv({ CASE_GRID: "small" }).env);
+    checkCollectiveReports(job.code, job.tasks, 3, job.output);
+  });
 
   it("mpirun -np 3: DDP takes the same steps as one process on the whole batch", async () => {
     const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], mpiEnv().env);
@@ -160,7 +160,9 @@ for (const mode of ["mpi", "auto"] as const) {
   const onMpi = (extra: Record<string, string> = {}) => mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: mode, ...extra });
   const title = mode === "mpi" ? "every collective on Open MPI (RINGTORCH_MPI_ALLREDUCE=mpi)" : "on one host, all-reduce on ringtorch's shared memory and the rest on Open MPI (the default)";
   describe(`initProcessGroup({ backend: "mpi" }) under mpirun: ${title}`, { skip: noAddon, concurrency: 2, timeout: 900_000 }, () => {
-    for (const n of [2, 3]) {
+    // 2 ranks with every collective on Open MPI, 3 by default (the DDP case below runs 3 ranks in
+    // both modes): each launch costs every rank a Node start-up, and the cases are the same.
+    for (const n of mode === "mpi" ? [2] : [3]) {
       it(`mpirun -np ${n}: the default backend's collective cases (every op and dtype, odd sizes, point-to-point, subgroups) match their reference`, async () => {
         const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], onMpi({ CASE_GRID: "small" }).env);
         checkCollectiveReports(job.code, job.tasks, n, job.output);

@@ -48,7 +48,8 @@ describe("metrics in one process", () => {
 
 describe("metrics across ranks", () => {
   const one = computeAll(() => true);
-  for (const world of [2, 3, 4]) {
+  // An even and an odd world size (shares of 4 ranks add nothing that 2 and 3 do not check).
+  for (const world of [2, 3]) {
     it(`${world} ranks, each with its share, give exactly the one-process values`, async () => {
       const results = await launch({ world, script: fileURLToPath(new URL("./workers/metrics_rank.ts", import.meta.url)), timeoutMs: 90_000 });
       for (const r of results) assert.equal(r.code, 0, explain(results));
