@@ -2,6 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as rt from "../../src/index.js";
 
+// run-tests: own process (it measures the process's resident memory, which other files' tests would move)
+
 /**
  * 10,000 steps of a small training loop (two linear layers, manual SGD, fresh gradients every
  * step): resident memory after warm-up must stay flat. Autograd must free each step's graph, and
