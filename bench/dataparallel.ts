@@ -185,14 +185,15 @@ async function main(): Promise<void> {
     const dpThreads = threadCpu("dp");
     const dpLossThreads = threadCpu("dpLoss");
     cpuRows.push([c.name, cpu("one"), cpu("intra"), cpu("intra") / cpu("one"), cpu("dp"), cpu("dp") / cpu("one"), cpu("dpLoss"), cpu("dpLoss") / cpu("one"), one,
-      dpThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpThreads), dpLossThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpLossThreads)]);
+      dpThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpThreads), one / Math.max(...dpThreads, cpu("dp") / threads),
+      dpLossThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpLossThreads), one / Math.max(...dpLossThreads, cpu("dpLoss") / threads)]);
     for (const [m, label] of [["dp", "loss on the gathered output"], ["dpLoss", "loss in the replicas (forwardLoss)"]] as const) {
       const phases = got[m][0]!.phases.map((_, i) => meanOf(got[m].map((g) => g.phases[i]!)));
       const text = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
       const cpus = threadCpu(m);
       profiles.push([
         `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds)`,
-        ...phases.map((w, i) => `  ${i === 0 ? "main thread" : `worker ${i}     `}   cpu ${cpus[i]!.toFixed(2)} | wall: ${text(w)}`),
+        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} | wall: ${text(w)}`),
       ].join("\n"));
     }
   }
@@ -204,9 +205,12 @@ async function main(): Promise<void> {
   // "1 thread / busiest" columns bound DataParallel's speed-up from CPU alone: one thread's CPU over
   // the busiest DataParallel thread's, what the wall-time ratio would be on cores nothing else uses
   // and with no thread ever waiting for another (a wall ratio well below it on a quiet machine is
-  // time spent waiting or V8's helper threads; on a loaded one, time other processes took).
+  // time spent waiting or V8's helper threads; on a loaded one, time other processes took). V8's
+  // own threads (the concurrent compiler, GC helpers: the process's CPU less the threads') run on
+  // the idle core beside one thread but take the replicas' cores under DataParallel, so "with V8's
+  // threads" bounds it also by the process's CPU spread over the `threads` cores.
   console.log("\nCPU ms per training step, mean over the rounds (ratios: over one thread)");
-  printTable(["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DP ${threads}`, "ratio", "DP, loss in replicas", "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest", "DP loss in replicas", "1 thread / busiest"], cpuRows);
+  printTable(["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DP ${threads}`, "ratio", "DP, loss in replicas", "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest", "with V8's threads", "DP loss in replicas", "1 thread / busiest", "with V8's threads"], cpuRows);
   console.log(`\n${profiles.join("\n")}`);
 }
 
