@@ -1,18 +1,26 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--only mlp|transformer] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--rounds 3] [--only mlp|transformer] [--no-peer]
+// (node's options before the file, V8 flags included, apply to every ringtorch process it starts)
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
 // at batch 64 and of a small Transformer (2 encoder layers, d 64, 4 heads, sequence 32, batch 32),
-// each run four ways on the same machine in this one run: one thread; intra-op threading with
-// --threads kernel threads; DataParallel with --threads replicas (one kernel thread each), the loss
-// on the gathered output as PyTorch does it; and DataParallel with the loss in the replicas
-// (the criterion option and dp.forwardLoss(x, y)). The
-// ratios are over one thread. The issue's target: DataParallel >= 1.6x one thread on 2 cores for
-// the Transformer, whose many small operations intra-op threading cannot split. PyTorch (the
+// each run four ways: one thread; intra-op threading with --threads kernel threads; DataParallel
+// with --threads replicas (one kernel thread each), the loss on the gathered output as PyTorch does
+// it; and DataParallel with the loss in the replicas (the criterion option and dp.forwardLoss(x, y)).
+// The ratios are over one thread. The issue's target: DataParallel >= 1.6x one thread on 2 cores
+// for the Transformer, whose many small operations intra-op threading cannot split. PyTorch (the
 // strongest peer here, bench/torch/dataparallel.py) runs the same models with 1 and --threads
 // intra-op threads (its DataParallel on CPU runs replicas one after another).
+//
+// Every mode of either side runs in a fresh process of its own, as a user runs it: timed in one
+// process with the other modes in between, DataParallel's threads cost 1-3 ms more CPU per step than
+// alone (the JIT's code for the main thread, shared by the modes, and the allocator's state were
+// the other modes' too). A round runs each mode once, ringtorch's and PyTorch's processes alternated
+// and the order rotated each round, so that on a shared machine every mode sees the same load.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import * as rt from "../src/index.js";
-import { describePeer, findPeer, peerOutput, peerScript, runPeer } from "./peer.js";
+import { describePeer, findPeer, peerOutput, peerScript, runPeer, type Peer } from "./peer.js";
 import { median, printTable } from "./table.js";
 import { threadCpuNs } from "../src/nn/data_parallel/profile.js";
 import { TokenCrossEntropy } from "./workers/dp_loss.js";
@@ -24,11 +32,13 @@ const option = (name: string, fallback: number) => (args.includes(name) ? Number
 const threads = option("--threads", 2);
 const steps = option("--steps", 20);
 const runs = option("--runs", 6);
+const rounds = option("--rounds", 3);
 // Each replica's thread has a JIT of its own, which goes on compiling (on V8's background threads,
 // taking the cores the replicas need) for a hundred steps and more: measured on the Transformer,
 // DataParallel's process CPU per step was 1.4x one thread's after 40 steps of warm-up and 1.05x
 // after 300. Every mode gets the same warm-up (300 steps) before it is timed.
 const warmup = option("--warmup", 300);
+const TIMEOUT_MS = 900_000;
 
 interface Case {
   name: string;
@@ -61,159 +71,156 @@ const cases: Case[] = [
   },
 ];
 
-interface Mode {
-  name: "one" | "intra" | "dp" | "dpLoss";
-  kernelThreads: number;
-  /** The step's loss on the batch. */
-  loss(x: Tensor, y: Tensor): Tensor;
-  dp?: rt.nn.DataParallel;
-}
+const MODES = ["one", "intra", "dp", "dpLoss"] as const;
+type ModeName = (typeof MODES)[number];
 
+/** One mode's figures from its own process. */
 interface Measured {
-  /** Steps per second: the median over the rounds. */
+  /** Steps per second: the median over the process's runs. */
   rate: number;
   /** The process's CPU ms per step (every thread: the replicas, V8's helpers, the kernels' pool). */
   cpuMs: number;
-  /** The main thread's CPU ms per step. */
-  mainCpuMs: number;
+  /** Each thread's CPU ms per step: the main thread, then DataParallel's workers. */
+  threadCpuMs: number[];
+  /** DataParallel's phase wall times per step (ms): the main thread's, then each worker's. */
+  phases: Record<string, number>[];
 }
 
-/**
- * The modes are timed in turns (one round: `steps` steps of each, the order rotated each
- * round), so that each sees the same machine: on a shared machine the load changes over seconds,
- * and timing the modes one after the other compared different machines. Every mode gets the same
- * warm-up first, also in turns.
- */
-function measureInTurns(model: rt.nn.Module, modes: readonly Mode[], x: Tensor, y: Tensor): Measured[] {
+/** Runs one mode of one case in this process, warm-up then `runs` timings of `steps` steps. */
+async function runHere(c: Case, mode: ModeName): Promise<Measured> {
+  rt.manualSeed(0);
+  const { model, x, y, lossFn, criterion } = c.make();
+  const dp =
+    mode === "dp" ? new nn.DataParallel(model, { threads, profile: true })
+    : mode === "dpLoss" ? new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href] })
+    : null;
+  rt.setNumThreads(mode === "intra" ? threads : 1);
+  const loss =
+    mode === "dp" ? () => lossFn(dp!.call(x), y)
+    : mode === "dpLoss" ? () => dp!.forwardLoss(x, y)
+    : () => lossFn(model.call(x) as Tensor, y);
   const opt = new optim.SGD(model.parameters(), { lr: 1e-3 });
-  const stepsOf = (m: Mode, n: number) => {
-    rt.setNumThreads(m.kernelThreads);
+  const stepsOf = (n: number) => {
     for (let i = 0; i < n; i++) {
       opt.zeroGrad();
-      m.loss(x, y).backward();
+      loss().backward();
       opt.step();
     }
   };
-  const block = 10;
-  for (let done = 0; done < warmup; done += block) for (const m of modes) stepsOf(m, Math.min(block, warmup - done));
-  for (const m of modes) m.dp?.resetProfile();
-  const rates: number[][] = modes.map(() => []);
-  const cpu = modes.map(() => ({ process: 0, main: 0 }));
+  stepsOf(warmup);
+  dp?.resetProfile();
+  const rates: number[] = [];
+  const cpu0 = process.cpuUsage();
+  const main0 = threadCpuNs();
   for (let r = 0; r < runs; r++) {
-    for (let k = 0; k < modes.length; k++) {
-      const i = (k + r) % modes.length;
-      const cpu0 = process.cpuUsage();
-      const main0 = threadCpuNs();
-      const t0 = performance.now();
-      stepsOf(modes[i]!, steps);
-      rates[i]!.push((steps * 1000) / (performance.now() - t0));
-      const used = process.cpuUsage(cpu0);
-      cpu[i]!.process += (used.user + used.system) / 1000;
-      cpu[i]!.main += (threadCpuNs() - main0) / 1e6;
-    }
+    const t0 = performance.now();
+    stepsOf(steps);
+    rates.push((steps * 1000) / (performance.now() - t0));
   }
-  return modes.map((_, i) => ({ rate: median(rates[i]!), cpuMs: cpu[i]!.process / (runs * steps), mainCpuMs: cpu[i]!.main / (runs * steps) }));
-}
-
-/**
- * Where DataParallel's step goes: each thread's CPU per step, and the wall time of each phase. The
- * main thread's CPU is the bench's own count over DataParallel's turns (the profile's would also
- * count the other modes' turns, which ran on this thread in between).
- */
-function describeProfile(name: string, p: rt.nn.DataParallelProfile, mainCpuMs: number): string {
-  const phases = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
-  return [
-    `${name}: DataParallel over ${p.calls} steps, ms per step`,
-    `  main thread   cpu ${mainCpuMs.toFixed(2)} | wall: ${phases(p.main.wallMs)}`,
-    ...p.workers.map((w, i) => `  worker ${i + 1}      cpu ${w.cpuMs.toFixed(2)} | wall: ${phases(w.wallMs)}`),
-  ].join("\n");
-}
-
-interface Result {
-  one: Measured;
-  intra: Measured;
-  /** DataParallel with the loss on the gathered output, and with the loss in the replicas (forwardLoss). */
-  dp: Measured;
-  dpLoss: Measured;
-  /** Each thread's CPU ms per step (main, workers), for dp and dpLoss. */
-  dpThreadCpu: number[];
-  dpLossThreadCpu: number[];
-}
-const results: Record<string, Result> = {};
-const profiles: string[] = [];
-// --only: one model (the Transformer, the issue's target, takes about half the run's time).
-const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
-if (only !== null && !cases.some((c) => c.name === only)) throw new RangeError(`--only: expected one of ${cases.map((c) => c.name).join(", ")}, got ${only}`);
-for (const c of cases.filter((k) => only === null || k.name === only)) {
-  rt.manualSeed(0);
-  const { model, x, y, lossFn, criterion } = c.make();
-  const dp = new nn.DataParallel(model, { threads, profile: true });
-  const dpLoss = new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href] });
-  const plain = (o: Tensor, t: Tensor) => lossFn(o, t);
-  const [one, intra, dpMeasured, dpLossMeasured] = measureInTurns(model, [
-    { name: "one", kernelThreads: 1, loss: (a, b) => plain(model.call(a) as Tensor, b) },
-    { name: "intra", kernelThreads: threads, loss: (a, b) => plain(model.call(a) as Tensor, b) },
-    { name: "dp", kernelThreads: 1, loss: (a, b) => plain(dp.call(a), b), dp },
-    { name: "dpLoss", kernelThreads: 1, loss: (a, b) => dpLoss.forwardLoss(a, b), dp: dpLoss },
-  ], x, y);
-  const p = dp.profile();
-  const pl = dpLoss.profile();
-  profiles.push(describeProfile(`${c.name}, loss on the gathered output`, p, dpMeasured!.mainCpuMs));
-  profiles.push(describeProfile(`${c.name}, loss in the replicas (forwardLoss)`, pl, dpLossMeasured!.mainCpuMs));
-  await dp.close();
-  await dpLoss.close();
-  results[c.name] = {
-    one: one!, intra: intra!, dp: dpMeasured!, dpLoss: dpLossMeasured!,
-    dpThreadCpu: [dpMeasured!.mainCpuMs, ...p.workers.map((w) => w.cpuMs)],
-    dpLossThreadCpu: [dpLossMeasured!.mainCpuMs, ...pl.workers.map((w) => w.cpuMs)],
+  const used = process.cpuUsage(cpu0);
+  const n = runs * steps;
+  const mainCpuMs = (threadCpuNs() - main0) / 1e6 / n;
+  const p = dp?.profile();
+  await dp?.close();
+  return {
+    rate: median(rates),
+    cpuMs: (used.user + used.system) / 1000 / n,
+    threadCpuMs: [mainCpuMs, ...(p?.workers.map((w) => w.cpuMs) ?? [])],
+    phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
   };
 }
-rt.setNumThreads(1);
 
-let peer: Record<string, { one: number; intra: number }> | null = null;
-if (!args.includes("--no-peer")) {
-  const p = findPeer();
-  console.log(describePeer(p, threads));
-  if (typeof p !== "string") {
-    const at = (n: number) => JSON.parse(peerOutput(runPeer(p, [peerScript("dataparallel.py"), String(n), String(steps), String(runs)], n), "dataparallel.py").trim().split("\n").pop()!) as Record<string, number>;
-    const [one, intra] = [at(1), at(threads)];
-    peer = Object.fromEntries(Object.keys(one).map((k) => [k, { one: one[k]!, intra: intra[k]! }]));
-  }
+/** ringtorch's figures for one mode, from a fresh process. */
+function ours(c: Case, mode: ModeName): Measured {
+  const passed = args.filter((a, i) => !["--only", "--mode", "--no-peer"].includes(a) && !["--only", "--mode"].includes(args[i - 1]!));
+  // The parent's own node options (--import tsx, and any V8 flag given to it) go to every child.
+  const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...passed, "--only", c.name, "--mode", mode], {
+    encoding: "utf8", timeout: TIMEOUT_MS, maxBuffer: 64 << 20,
+  });
+  const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("RESULT "));
+  if (r.status !== 0 || !line) throw new Error(`bench/dataparallel.ts: the ${c.name} ${mode} process failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || "").trim().split("\n").slice(-3).join(" / ")}`);
+  return JSON.parse(line.slice(7)) as Measured;
 }
 
-console.log(`\ntraining steps/s, ${threads} threads (ratios over one thread of the same side; last column: ringtorch DataParallel over PyTorch's best)`);
-printTable(
-  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "rt DP, loss in replicas", "ratio", "torch 1 thread", `torch intra-op ${threads}`, "ratio", "rt DP best / torch best"],
-  Object.entries(results).map(([name, { one, intra, dp, dpLoss }]) => {
-    const p = peer?.[name];
-    const best = Math.max(dp.rate, dpLoss.rate);
-    return [name, one.rate, intra.rate, intra.rate / one.rate, dp.rate, dp.rate / one.rate, dpLoss.rate, dpLoss.rate / one.rate, p?.one ?? NaN, p?.intra ?? NaN, p ? p.intra / p.one : NaN, p ? best / Math.max(p.one, p.intra) : NaN];
-  }),
-);
+/** PyTorch's steps/s for one case at `n` intra-op threads, from a fresh process. */
+function theirs(peer: Peer, c: Case, n: number): number {
+  const out = peerOutput(runPeer(peer, [peerScript("dataparallel.py"), String(n), String(steps), String(runs), c.name], n), "dataparallel.py");
+  return (JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>)[c.name]!;
+}
 
-// CPU per step says what each mode costs whatever else the machine runs: DataParallel's ideal is
-// one thread's CPU (the same work, cut in pieces), with its wall time divided by the threads. The
-// last column bounds DataParallel's speed-up from CPU alone: one thread's main-thread CPU over the
-// busiest DataParallel thread's, what the wall-time ratio would be on cores nothing else uses and
-// with no thread ever waiting for another (a wall ratio well below it on a quiet machine is time
-// spent waiting; on a loaded one, time other processes took).
-console.log("\nCPU ms per training step (ratios: over one thread)");
-printTable(
-  ["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DP ${threads}`, "ratio", "DP, loss in replicas", "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest", "DP loss in replicas", "1 thread / busiest"],
-  Object.entries(results).map(([name, { one, intra, dp, dpLoss, dpThreadCpu, dpLossThreadCpu }]) => [
-    name,
-    one.cpuMs,
-    intra.cpuMs,
-    intra.cpuMs / one.cpuMs,
-    dp.cpuMs,
-    dp.cpuMs / one.cpuMs,
-    dpLoss.cpuMs,
-    dpLoss.cpuMs / one.cpuMs,
-    one.mainCpuMs,
-    dpThreadCpu.map((v) => v.toFixed(2)).join(", "),
-    one.mainCpuMs / Math.max(...dpThreadCpu),
-    dpLossThreadCpu.map((v) => v.toFixed(2)).join(", "),
-    one.mainCpuMs / Math.max(...dpLossThreadCpu),
-  ]),
-);
-console.log(`\n${profiles.join("\n")}`);
+/** The mean of each numeric field over the rounds. */
+function meanOf(records: readonly Record<string, number>[]): Record<string, number> {
+  return Object.fromEntries(Object.keys(records[0] ?? {}).map((k) => [k, records.reduce((s, r) => s + r[k]!, 0) / records.length]));
+}
+const mean = (v: readonly number[]) => v.reduce((s, x) => s + x, 0) / v.length;
+
+async function main(): Promise<void> {
+  const peer = args.includes("--no-peer") ? "skipped (--no-peer)" : findPeer();
+  console.log(describePeer(peer, threads));
+  console.log(`each mode in a fresh process: ${warmup} steps of warm-up, then the median of ${runs} timings of ${steps} steps; ${rounds} rounds, the order rotated each round`);
+  const rateRows: (string | number)[][] = [];
+  const cpuRows: (string | number)[][] = [];
+  const profiles: string[] = [];
+  for (const c of cases.filter((k) => only === null || k.name === only)) {
+    const got: Record<ModeName, Measured[]> = { one: [], intra: [], dp: [], dpLoss: [] };
+    const torch: { one: number[]; intra: number[] } = { one: [], intra: [] };
+    const jobs: (() => void)[] = [
+      ...MODES.map((m) => () => void got[m].push(ours(c, m))),
+      ...(typeof peer === "string" ? [] : [() => void torch.one.push(theirs(peer, c, 1)), () => void torch.intra.push(theirs(peer, c, threads))]),
+    ];
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < jobs.length; k++) jobs[(k + r) % jobs.length]!();
+      // Each round's wall ratios: its modes saw the same load.
+      const last = (m: ModeName) => got[m][r]!.rate;
+      console.log(`  ${c.name} round ${r + 1}: steps/s one ${last("one").toFixed(1)}, intra ${(last("intra") / last("one")).toFixed(2)}x, DP ${(last("dp") / last("one")).toFixed(2)}x, DP loss in replicas ${(last("dpLoss") / last("one")).toFixed(2)}x; DP threads' CPU ${got.dp[r]!.threadCpuMs.map((v) => v.toFixed(2)).join(" / ")} ms against one thread's ${got.one[r]!.threadCpuMs[0]!.toFixed(2)}${torch.one.length ? `; torch 1 thread ${torch.one[r]!.toFixed(1)}, intra ${(torch.intra[r]! / torch.one[r]!).toFixed(2)}x` : ""}`);
+    }
+    const rate = (m: ModeName) => median(got[m].map((g) => g.rate));
+    const cpu = (m: ModeName) => mean(got[m].map((g) => g.cpuMs));
+    const threadCpu = (m: ModeName) => got[m][0]!.threadCpuMs.map((_, i) => mean(got[m].map((g) => g.threadCpuMs[i]!)));
+    const pOne = torch.one.length ? median(torch.one) : NaN;
+    const pIntra = torch.intra.length ? median(torch.intra) : NaN;
+    const best = Math.max(rate("dp"), rate("dpLoss"));
+    rateRows.push([c.name, rate("one"), rate("intra"), rate("intra") / rate("one"), rate("dp"), rate("dp") / rate("one"), rate("dpLoss"), rate("dpLoss") / rate("one"), pOne, pIntra, pIntra / pOne, best / Math.max(pOne, pIntra)]);
+    const one = threadCpu("one")[0]!;
+    const dpThreads = threadCpu("dp");
+    const dpLossThreads = threadCpu("dpLoss");
+    cpuRows.push([c.name, cpu("one"), cpu("intra"), cpu("intra") / cpu("one"), cpu("dp"), cpu("dp") / cpu("one"), cpu("dpLoss"), cpu("dpLoss") / cpu("one"), one,
+      dpThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpThreads), one / Math.max(...dpThreads, cpu("dp") / threads),
+      dpLossThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpLossThreads), one / Math.max(...dpLossThreads, cpu("dpLoss") / threads)]);
+    for (const [m, label] of [["dp", "loss on the gathered output"], ["dpLoss", "loss in the replicas (forwardLoss)"]] as const) {
+      const phases = got[m][0]!.phases.map((_, i) => meanOf(got[m].map((g) => g.phases[i]!)));
+      const text = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
+      const cpus = threadCpu(m);
+      profiles.push([
+        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds)`,
+        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} | wall: ${text(w)}`),
+      ].join("\n"));
+    }
+  }
+
+  console.log(`\ntraining steps/s, ${threads} threads, median over the rounds (ratios over one thread of the same side; last column: ringtorch DataParallel over PyTorch's best)`);
+  printTable(["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DataParallel ${threads}`, "ratio", "rt DP, loss in replicas", "ratio", "torch 1 thread", `torch intra-op ${threads}`, "ratio", "rt DP best / torch best"], rateRows);
+  // CPU per step says what each mode costs whatever else the machine runs: DataParallel's ideal is
+  // one thread's CPU (the same work, cut in pieces), with its wall time divided by the threads. The
+  // "1 thread / busiest" columns bound DataParallel's speed-up from CPU alone: one thread's CPU over
+  // the busiest DataParallel thread's, what the wall-time ratio would be on cores nothing else uses
+  // and with no thread ever waiting for another (a wall ratio well below it on a quiet machine is
+  // time spent waiting or V8's helper threads; on a loaded one, time other processes took). V8's
+  // own threads (the concurrent compiler, GC helpers: the process's CPU less the threads') run on
+  // the idle core beside one thread but take the replicas' cores under DataParallel, so "with V8's
+  // threads" bounds it also by the process's CPU spread over the `threads` cores.
+  console.log("\nCPU ms per training step, mean over the rounds (ratios: over one thread)");
+  printTable(["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DP ${threads}`, "ratio", "DP, loss in replicas", "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest", "with V8's threads", "DP loss in replicas", "1 thread / busiest", "with V8's threads"], cpuRows);
+  console.log(`\n${profiles.join("\n")}`);
+}
+
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : null;
+if (only !== null && !cases.some((c) => c.name === only)) throw new RangeError(`--only: expected one of ${cases.map((c) => c.name).join(", ")}, got ${only}`);
+const modeArg = args.includes("--mode") ? args[args.indexOf("--mode") + 1] : null;
+if (modeArg !== null) {
+  // A child: one mode of one case.
+  if (!(MODES as readonly string[]).includes(modeArg) || only === null) throw new RangeError(`--mode: expected one of ${MODES.join(", ")} with --only, got ${modeArg}`);
+  console.log(`RESULT ${JSON.stringify(await runHere(cases.find((c) => c.name === only)!, modeArg as ModeName))}`);
+} else {
+  await main();
+}

@@ -1,10 +1,12 @@
 # The PyTorch side of bench/dataparallel.ts: the same two models and training step (SGD), one
 # process, intra-op threads only (torch.nn.DataParallel on CPU runs its replicas one after the
 # other, so intra-op threading is PyTorch's way to use the cores here). Prints JSON per model.
+# argv: threads steps runs [model]: with a model name (mlp, transformer), only that model.
 import json, statistics, sys, time
 import torch
 
 threads = int(sys.argv[1]); steps = int(sys.argv[2]); runs = int(sys.argv[3])
+only = sys.argv[4] if len(sys.argv) > 4 else None
 torch.set_num_threads(threads)
 torch.manual_seed(0)
 
@@ -20,6 +22,7 @@ def transformer():
 
 out = {}
 for name, make in (("mlp", mlp), ("transformer", transformer)):
+    if only is not None and name != only: continue
     model, x, y, loss_fn = make()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     def step():
