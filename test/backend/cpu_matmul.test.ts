@@ -194,6 +194,37 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
+  it("big M splits share one packed B over the threads: uneven row blocks, K and N block edges", () => {
+    // From 2 x threads x MC rows (AVX2 float32: 576 at 2 threads, 864 at 3; float64 MC 96: 384;
+    // portable float32 MC 128: 512) the threads pack parts of one KC x NC block of B and then take
+    // equal row blocks of whole tiles: rows not a multiple of MR, K past KC (beta 1 after the first
+    // pass), N past NC (4080: a second column block), and a part of B's slivers ending in a
+    // partial one. Just under the threshold the old split runs; both must agree with the reference.
+    const rng = new Rng(18);
+    const cases: [Case, Float32ArrayConstructor | Float64ArrayConstructor][] = [
+      [{ batch: 1, m: 601, n: 70, k: 400, transA: false, transB: false, beta: 1 }, Float32Array],
+      [{ batch: 1, m: 1000, n: 131, k: 100, transA: true, transB: true, alpha: 0.5 }, Float32Array],
+      [{ batch: 1, m: 580, n: 4100, k: 9, transA: false, transB: false }, Float32Array],
+      [{ batch: 2, m: 600, n: 45, k: 50, transA: false, transB: true, broadcastB: true, beta: 0.25 }, Float32Array],
+      [{ batch: 1, m: 575, n: 40, k: 30, transA: false, transB: false }, Float32Array],
+      [{ batch: 1, m: 400, n: 50, k: 300, transA: false, transB: false, beta: 1 }, Float64Array],
+    ];
+    forEachIsa((isa) => {
+      forEachThreadCount((threads) => {
+        for (const [c, ctor] of cases) check(c, ctor, rng, `${isa} threads=${threads}`);
+      });
+    });
+    // Three threads: 900 rows make 9 blocks of 16-17 tiles (8 blocks of MC would leave one short).
+    const backend = cpuBackend()!;
+    const before = backend.getNumThreads();
+    try {
+      backend.setNumThreads(3);
+      check({ batch: 1, m: 900, n: 60, k: 390, transA: false, transB: false }, Float32Array, rng, "threads=3");
+    } finally {
+      backend.setNumThreads(before);
+    }
+  });
+
   it("int32 operands go to the reference", () => {
     const a = Int32Array.from([1, 2, 3, 4]);
     const b = Int32Array.from([5, 6, 7, 8]);
