@@ -37,9 +37,10 @@ const keyOf = (kind: Kind, boundary: number, mb: number) => `${kind}:${boundary}
  * so the receives from each peer must be posted in that order; every rank knows every rank's order
  * (the schedule is a pure function of rank, ranks and micro-batches, as in PyTorch), so the inbox
  * lists what each peer will send it and posts the receives ahead, in that order, as far as it can
- * without blocking: an activation's receive needs its header (the size) to have arrived, a
- * gradient's needs the activation it answers to have been sent (its shape). Transfers so overlap
- * compute; a wait happens only when the schedule needs the message.
+ * without blocking: an activation's receive needs its size, from its header or, from the second
+ * step on, the size its micro-batch had the step before (confirmed by the header); a gradient's
+ * needs the activation it answers to have been sent (its shape). Transfers so overlap compute; a
+ * wait happens only when the schedule needs the message.
  */
 export class Inbox {
   private readonly streams: Stream[] = [];
