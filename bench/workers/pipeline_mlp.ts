@@ -15,12 +15,14 @@
 // every split, in CPU time (robust to a shared machine), and prints the split whose slower stage
 // is fastest.
 import { readdirSync, readFileSync } from "node:fs";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import * as rt from "../../src/index.js";
 import { drainTraceSources, setTraceRecorder, type TraceRecorder } from "../../src/util/trace.js";
 import type { CommSpan, TracedStep } from "../pipeline_idle.js";
 import { median } from "../table.js";
 
 const { nn, optim, dist } = rt;
+if (process.env.PIPE_V8_FLAGS) (await import("node:v8")).setFlagsFromString(process.env.PIPE_V8_FLAGS);
 const SCHEDULE = process.env.SCHEDULE ?? "1f1b";
 const M = Number(process.env.MICROBATCHES ?? 4);
 const [LAYERS, D, B] = [8, Number(process.env.WIDTH ?? 512), Number(process.env.BATCH ?? 256)];
@@ -145,11 +147,30 @@ const stepMs: number[] = [];
 // The process's CPU time per step over these steps: compute, plus what the comm thread spent
 // (spinning or yielding while it waits is CPU the other rank's compute could have had on a full machine).
 let cpuPerStepMs: number | null = null;
+// The main thread's garbage-collection pauses in these steps (V8's own gc entries: a scavenge or
+// full collection stops this rank's compute, and in a pipeline the peer waits for it too).
+let gcPerStep: { ms: number; count: number; fullMs: number; fullCount: number } | null = null;
+// Each action's compute (its time less its wait), by kind, over these steps: micro-batch 0 apart,
+// since a first micro-batch slower than the rest is an unequal action time no split removes.
+const actionMs = { F: [] as number[], B: [] as number[], F0: [] as number[], B0: [] as number[] };
 let sched: { mainCpuMs: number; mainRunqueueMs: number; othersCpuMs: number } | null = null;
 if (distributed) {
   const cpu0 = cpuMs();
   const [main0, queue0] = schedMs("main");
   const others0 = schedMs("others")[0];
+  let gcMs = 0;
+  let gcCount = 0;
+  let fullMs = 0;
+  let fullCount = 0;
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gcMs += e.duration;
+      gcCount++;
+      // detail.kind: perf_hooks.constants.NODE_PERFORMANCE_GC_MAJOR for a full collection.
+      if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) [fullMs, fullCount] = [fullMs + e.duration, fullCount + 1];
+    }
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
   for (let i = 0; i < BUBBLE_STEPS; i++) {
     dist.barrier();
     step();
@@ -160,10 +181,15 @@ if (distributed) {
     busy.push(busyOf(t));
     stepMs.push(w);
     bubbles.push(1 - busyOf(t) / w);
+    for (const a of t.actions) (a.mb === 0 ? actionMs[`${a.kind}0`] : actionMs[a.kind]).push(a.end - a.start - a.waitMs);
   }
   cpuPerStepMs = (cpuMs() - cpu0) / BUBBLE_STEPS;
   const [main1, queue1] = schedMs("main");
   sched = { mainCpuMs: (main1 - main0) / BUBBLE_STEPS, mainRunqueueMs: (queue1 - queue0) / BUBBLE_STEPS, othersCpuMs: (schedMs("others")[0] - others0) / BUBBLE_STEPS };
+  // The observer's entries arrive in a later task (after a timer, not after setImmediate): let them in before reading.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  gcObserver.disconnect();
+  gcPerStep = { ms: gcMs / BUBBLE_STEPS, count: gcCount / BUBBLE_STEPS, fullMs: fullMs / BUBBLE_STEPS, fullCount: fullCount / BUBBLE_STEPS };
 }
 // Steps with the comm thread's spans recorded (when each message was picked up, handed over,
 // arrived), for bench/pipeline_idle.ts to say where each rank's idle time went.
@@ -200,6 +226,8 @@ console.log(
       stepMs: stepMs.length ? median(stepMs) : null,
       cpuPerStepMs,
       sched,
+      gcPerStep,
+      actionMs: Object.fromEntries(Object.entries(actionMs).map(([k, v]) => [k, v.length ? median(v) : null])),
       ideal,
       activationMb: activationBytes / 2 ** 20,
       rssMb: process.resourceUsage().maxRSS / 1024,

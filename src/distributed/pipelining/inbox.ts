@@ -4,7 +4,7 @@ import { irecv } from "../point_to_point.js";
 import type { Work } from "../work.js";
 import type { Action } from "./schedule_orders.js";
 import { tagged } from "./trace.js";
-import { ACTIVATION, GRADIENT, HEADER, decodeShape, headerBuffer, type PipelineStage } from "./stage.js";
+import { ACTIVATION, GRADIENT, HEADER, decodeShape, headerBuffer, type PipelineStage, sameShape } from "./stage.js";
 
 type Kind = "header" | "activation" | "gradient";
 
@@ -16,13 +16,17 @@ interface Slot {
   mb: number;
   work?: Work;
   value?: Tensor | Int32Array;
+  /** An activation's receive posted at the shape this micro-batch had last step, before its header was in: checked against the header before it is read. */
+  predicted?: readonly number[];
+  /** A receive posted at a predicted shape that proved wrong: the sender filled it with a placeholder, and this slot's message follows it. */
+  discard?: Slot;
 }
 
 /** Everything one peer sends this rank during a step, in its order, and how far receives are posted. */
 interface Stream {
   peer: number;
   slots: Slot[];
-  at: Map<string, number>;
+  at: Map<string, Slot>;
   cursor: number;
 }
 
@@ -33,9 +37,10 @@ const keyOf = (kind: Kind, boundary: number, mb: number) => `${kind}:${boundary}
  * so the receives from each peer must be posted in that order; every rank knows every rank's order
  * (the schedule is a pure function of rank, ranks and micro-batches, as in PyTorch), so the inbox
  * lists what each peer will send it and posts the receives ahead, in that order, as far as it can
- * without blocking: an activation's receive needs its header (the size) to have arrived, a
- * gradient's needs the activation it answers to have been sent (its shape). Transfers so overlap
- * compute; a wait happens only when the schedule needs the message.
+ * without blocking: an activation's receive needs its size, from its header or, from the second
+ * step on, the size its micro-batch had the step before (confirmed by the header); a gradient's
+ * needs the activation it answers to have been sent (its shape). Transfers so overlap compute; a
+ * wait happens only when the schedule needs the message.
  */
 export class Inbox {
   private readonly streams: Stream[] = [];
@@ -62,7 +67,7 @@ export class Inbox {
         }
       }
       if (slots.length === 0) continue;
-      const stream: Stream = { peer: group.ranks[q]!, slots, at: new Map(slots.map((s, i) => [keyOf(s.kind, s.boundary, s.mb), i])), cursor: 0 };
+      const stream: Stream = { peer: group.ranks[q]!, slots, at: new Map(slots.map((s) => [keyOf(s.kind, s.boundary, s.mb), s])), cursor: 0 };
       this.streams.push(stream);
       for (const s of slots) this.streamOf.set(keyOf(s.kind, s.boundary, s.mb), stream);
     }
@@ -78,7 +83,7 @@ export class Inbox {
 
   /** Posts every receive that can be posted now without waiting. */
   pump(): void {
-    for (const s of this.streams) this.advance(s, -1);
+    for (const s of this.streams) this.advance(s, null);
   }
 
   /** Micro-batch `mb`'s input to stage `boundary + 1`, as a leaf that collects its gradient. */
@@ -96,50 +101,109 @@ export class Inbox {
     const key = keyOf(kind, boundary, mb);
     const stream = this.streamOf.get(key);
     if (!stream) throw new Error(`internal: no peer of this rank sends the ${kind} of micro-batch ${mb} across boundary ${boundary} in this schedule`);
-    const index = stream.at.get(key)!;
-    this.advance(stream, index);
-    const slot = stream.slots[index]!;
+    this.advance(stream, stream.at.get(key)!);
+    // A predicted receive is confirmed by its header; a wrong guess puts the real slot in its place.
+    const slot = this.confirm(stream, stream.at.get(key)!);
+    const receiver = this.receiverOf(slot);
+    if (slot.discard) {
+      slot.discard.work!.wait();
+      receiver.buffers.release(slot.discard.value as Tensor);
+      slot.discard = undefined;
+    }
     slot.work!.wait();
     const buffer = slot.value as Tensor;
     slot.value = undefined;
     const value = clone(buffer);
-    this.receiverOf(slot).buffers.release(buffer);
+    receiver.buffers.release(buffer);
     return value;
+  }
+
+  /**
+   * Reads the header of an activation whose receive was posted at a predicted shape (waiting for
+   * it), and returns the slot the activation arrives in: the same one when the shape is as
+   * predicted, else a new slot, posted now at the header's shape, right after the placeholder.
+   */
+  private confirm(s: Stream, slot: Slot): Slot {
+    const predicted = slot.predicted;
+    if (!predicted) return slot;
+    slot.predicted = undefined;
+    const index = s.slots.indexOf(slot);
+    const header = s.slots[index - 1]!;
+    const shape = this.readHeader(header, slot);
+    if (sameShape(shape, predicted)) return slot;
+    const real: Slot = { kind: "activation", boundary: slot.boundary, mb: slot.mb, discard: slot };
+    s.slots.splice(index + 1, 0, real);
+    s.at.set(keyOf(real.kind, real.boundary, real.mb), real);
+    // The cursor stops right after a predicted slot (advance), so nothing was posted behind it.
+    this.post(s, real, shape);
+    s.cursor++;
+    return real;
+  }
+
+  /** The shape an activation's header announces, checked against what the stage takes; remembered as next step's prediction. */
+  private readHeader(header: Slot, activation: Slot): readonly number[] {
+    header.work!.wait();
+    const shape = decodeShape(header.value as Int32Array)!;
+    header.value = undefined;
+    const receiver = this.receiverOf(activation);
+    receiver.checkIncoming(shape);
+    receiver.receivedShapes.set(activation.mb, shape);
+    return shape;
+  }
+
+  private post(s: Stream, slot: Slot, shape: readonly number[] | null): void {
+    const receiver = this.receiverOf(slot);
+    const value = shape ? receiver.buffers.take(shape) : headerBuffer();
+    const kind = slot.kind === "header" ? HEADER : slot.kind === "activation" ? ACTIVATION : GRADIENT;
+    const peer = s.peer;
+    slot.work = tagged(slot.kind, slot.mb, slot.boundary, () => irecv(value, peer, receiver.p2p(slot.boundary, kind)));
+    slot.value = value;
   }
 
   private receiverOf(slot: Slot): PipelineStage {
     return this.stages.get(slot.kind === "gradient" ? slot.boundary : slot.boundary + 1)!;
   }
 
-  /** Posts the stream's receives in order, waiting for headers only up to slot `until`. */
-  private advance(s: Stream, until: number): void {
+  /**
+   * Posts the stream's receives in order, waiting for headers only until slot `until` is posted. An
+   * activation whose micro-batch had a shape last step is posted at that shape without waiting for
+   * its header; the stream then stops there until the header confirms it (confirm), since a wrong
+   * guess puts one more message in the stream right after it.
+   */
+  private advance(s: Stream, until: Slot | null): void {
+    // A slot, not an index: a wrong guess inserts a slot and moves those after it.
+    const mayStop = () => until === null || until.work !== undefined;
     while (s.cursor < s.slots.length) {
       const slot = s.slots[s.cursor]!;
-      const receiver = this.receiverOf(slot);
-      let value: Tensor | Int32Array;
-      if (slot.kind === "header") value = headerBuffer();
+      const before = s.slots[s.cursor - 1];
+      if (before?.predicted) {
+        if (!s.slots[s.cursor - 2]!.work!.test() && mayStop()) return;
+        this.confirm(s, before);
+        continue;
+      }
+      if (slot.kind === "header") this.post(s, slot, null);
       else if (slot.kind === "activation") {
-        const header = s.slots[s.cursor - 1]!;
-        // test(), not isCompleted(): a header that arrived while this thread computed is only
-        // known once its report is taken in, and the activation's receive should go out now.
-        if (!header.work!.test() && s.cursor > until) return;
-        header.work!.wait();
-        const shape = decodeShape(header.value as Int32Array)!;
-        header.value = undefined;
-        receiver.checkIncoming(shape);
-        value = receiver.buffers.take(shape);
+        const header = before!;
+        const predicted = this.receiverOf(slot).receivedShapes.get(slot.mb);
+        // Where there is a prediction the sender has one too and sends a message of that size
+        // first, whatever the header says: post it even when the header is already in.
+        if (predicted) {
+          this.post(s, slot, predicted);
+          slot.predicted = predicted;
+        } else {
+          // test(), not isCompleted(): a header that arrived while this thread computed is only
+          // known once its report is taken in, and the activation's receive should go out now.
+          if (!header.work!.test() && mayStop()) return;
+          this.post(s, slot, this.readHeader(header, slot));
+        }
       } else {
         const shape = this.sentShapes.get(slot.boundary)?.get(slot.mb);
         if (!shape) {
-          if (s.cursor > until) return;
+          if (mayStop()) return;
           throw new Error(`internal: the gradient of micro-batch ${slot.mb} across boundary ${slot.boundary} is awaited before its activation was sent`);
         }
-        value = receiver.buffers.take(shape);
+        this.post(s, slot, shape);
       }
-      const kind = slot.kind === "header" ? HEADER : slot.kind === "activation" ? ACTIVATION : GRADIENT;
-      const peer = s.peer;
-      slot.work = tagged(slot.kind, slot.mb, slot.boundary, () => irecv(value, peer, receiver.p2p(slot.boundary, kind)));
-      slot.value = value;
       s.cursor++;
     }
   }

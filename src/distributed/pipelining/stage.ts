@@ -1,4 +1,5 @@
 import type { Module } from "../../nn/module.js";
+import { zeros } from "../../ops/creation.js";
 import type { Tensor } from "../../tensor/tensor.js";
 import { formatShape } from "../../tensor/shape.js";
 import { checkOptions } from "../../util/options.js";
@@ -55,6 +56,15 @@ export class PipelineStage {
   private readonly declaredInput: readonly number[] | null;
   /** What the next stage declared it takes per sample; undefined until the handshake. */
   private nextExpects: readonly number[] | null | undefined;
+  /**
+   * The shape of the last activation of each micro-batch sent to the next stage, and received from
+   * the previous one. Both ranks of a boundary keep the same record, so that the receiver posts an
+   * activation's receive at the size it had last step, before its header has arrived (inbox.ts):
+   * the transfer then needs no hand-off through the receiver's training thread. A micro-batch
+   * whose shape changed is sent once at the old size (discarded) and again at the new one.
+   */
+  private readonly sentShapes = new Map<number, readonly number[]>();
+  readonly receivedShapes = new Map<number, readonly number[]>();
 
   constructor(
     readonly submodule: Module,
@@ -136,7 +146,14 @@ export class PipelineStage {
         throw error;
       }
     }
-    return [header, tagged("activation", mb, this.stageIndex, () => this.buffers.send(out, (b) => isend(b, this.nextRank, this.p2p(this.stageIndex, ACTIVATION))))];
+    const works = [header];
+    const post = (b: Tensor) => isend(b, this.nextRank, this.p2p(this.stageIndex, ACTIVATION));
+    const predicted = this.sentShapes.get(mb);
+    // The receiver has posted a receive of the size this micro-batch had last step: fill it.
+    if (predicted && !sameShape(predicted, out.shape)) works.push(this.buffers.send(zeros([...predicted], { dtype: out.dtype }), post));
+    this.sentShapes.set(mb, [...out.shape]);
+    works.push(tagged("activation", mb, this.stageIndex, () => this.buffers.send(out, post)));
+    return works;
   }
 
   /** Sends the gradient of micro-batch `mb`'s input back to the previous stage. */
@@ -159,6 +176,8 @@ export class PipelineStage {
     );
   }
 }
+
+export const sameShape = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((d, i) => d === b[i]);
 
 /** A shape header's memory (filled by a receive). */
 export function headerBuffer(): Int32Array {

@@ -141,6 +141,39 @@ function pipelineTimesData(kind: "gpipe" | "1f1b"): void {
   if (ddp.launchRecords.length === 0) failures.push(`${name}: DDP reduced nothing`);
 }
 
+/**
+ * Several steps of one schedule whose batch changes size between steps: a receiver posts each
+ * activation's receive at the shape that micro-batch had the step before, before its header is in
+ * (inbox.ts), so a step whose shapes changed takes the placeholder path. The stages' weights are
+ * not stepped, so every step is checked against the unsplit model on its own batch.
+ */
+function changingBatchCase(ranks: number[], splitPoints: string[], kind: "1f1b" | "interleaved", sizes: number[], m: number): void {
+  const group = dist.newGroup(ranks);
+  if (!ranks.includes(rank)) return;
+  const p = ranks.length;
+  const numStages = splitPoints.length + 1;
+  const pipe = pipelining.pipeline(model(), { splitPoints });
+  const r = ranks.indexOf(rank);
+  const mine = Array.from({ length: numStages / p }, (_, i) => i * p + r);
+  const stages = mine.map((s) => pipe.buildStage(s, { group }));
+  const lossFn = (o: Tensor, t: Tensor) => nn.functional.mseLoss(o, t);
+  const schedule =
+    kind === "interleaved"
+      ? new pipelining.ScheduleInterleaved1F1B(stages, { nMicrobatches: m, lossFn, lossScaling: "mean" })
+      : new pipelining.Schedule1F1B(stages[0]!, { nMicrobatches: m, lossFn, lossScaling: "mean" });
+  sizes.forEach((n, step) => {
+    const name = `${kind} on ${p} ranks, step ${step} of batches ${sizes.join(", ")} in ${m}`;
+    const ref = reference(n, "mean");
+    for (const s of mine) pipe.getStageModule(s).zeroGrad();
+    const { x, y } = batch(n);
+    const out = mine.includes(0) ? schedule.step(x) : mine.includes(numStages - 1) ? schedule.step({ target: y }) : schedule.step();
+    if (mine.includes(numStages - 1)) close(`${name}: output`, out, ref.out);
+    for (const s of mine) {
+      for (const [pname, prm] of pipe.getStageModule(s).namedParameters()) close(`${name}: grad of ${pname} on stage ${s}`, prm.grad, ref.grads.get(pname));
+    }
+  });
+}
+
 /** Model parallelism by hand: layers 0-3 on rank 0, 4-6 on rank 1, autograd through send/recv. */
 function byHand(): void {
   if (rank > 1) return;
@@ -179,6 +212,8 @@ pipelineCase([0, 1], ["3"], "1f1b", 7, 5, "sum");
 interleavedCase([0, 1], ["2", "4", "6"], 10, 4, "mean");
 interleavedCase([0, 1], ["2", "4", "6"], 7, 3, "sum");
 interleavedCase([0, 1, 2], ["1", "2", "3", "4", "5"], 9, 3, "mean");
+changingBatchCase([0, 1, 2], ["2", "4"], "1f1b", [10, 10, 7, 12, 12], 4);
+changingBatchCase([0, 1], ["2", "4", "6"], "interleaved", [10, 9, 9, 10], 4);
 pipelineTimesData("gpipe");
 pipelineTimesData("1f1b");
 
