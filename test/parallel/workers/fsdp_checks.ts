@@ -24,7 +24,10 @@ const keep: unknown[] = [];
 /** Bytes the arena holds for live tensors once every dead one is collected. */
 function held(): number {
   rt.memoryPool.clear();
-  gc({ type: "major" });
+  // `gc()`, not `gc({ type: "major" })`: the latter leaves the array buffers it found dead to a later
+  // sweep (src/tensor/arena.ts), so what it read depended on how far the sweeper had got: a loaded
+  // machine or another arena budget read 1-3 MB of dead blocks as held.
+  gc();
   return rt.memoryPool.stats()!.held;
 }
 
