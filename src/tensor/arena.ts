@@ -92,9 +92,9 @@ function policyNumber(name: string, fallback: number): number {
 /**
  * 8 MB. On this project's 2-core Zen 3 machine (1 MB of L2, a 32 MB L3 shared with other processes)
  * the add kernel writing 64 KB outputs into 64 rotating blocks (4 MB) ran at 5.5 µs, into 128 (8 MB)
- * at 9.3 µs, and 4 MB made loops of 1 MB outputs 15-30% faster; but with 4 MB the FSDP check of
- * memory after a ZeRO-3 step (test/parallel/fsdp.test.ts) found 11.7 MB held against its formula's
- * 8.9 MB, so 4 MB stays an option (RINGTORCH_ARENA_BUDGET_MB=4) until that is understood.
+ * at 9.3 µs, and on a loaded machine 4 MB made loops of 1 MB outputs 15-30% faster by CPU time;
+ * but quiet, by the wall clock, 4 against 8 MB alternated twice was no consistent win for the
+ * API's 64 KB-1 MB ops (README, Tensor memory), so 4 MB stays an option (RINGTORCH_ARENA_BUDGET_MB=4).
  */
 const BASE_BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
 const LARGE_BLOCKS = 3;
