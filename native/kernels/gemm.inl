@@ -24,7 +24,7 @@ struct Gemm {
   using V = typename S::V;
   static constexpr int W = S::W;
   static constexpr int NR = NV * W;
-  static constexpr int kMR = MR, kNR = NR, kMC = MC;
+  static constexpr int kMR = MR, kNR = NR;
   static_assert(MC % MR == 0 && NC % NR == 0, "blocks must hold whole micro-tiles");
   static_assert(KCF % W == 0, "the few-rows passes split K in whole vectors");
   static_assert(NCF % NR == 0 && NCF <= NC, "the few-rows chunks of B hold whole slivers");
@@ -38,20 +38,11 @@ struct Gemm {
     }
   };
 
-  // Each thread's packing buffers, allocated on first use and kept. Slack after A: the
-  // register-transpose packing writes up to W - 1 values past a sliver.
-  static T* a_buffer() {
-    static thread_local Buffer abuf;
-    return abuf.get(size_t(MC) * std::max(KC, KCF) + W);
-  }
-  static T* b_buffer() {
-    static thread_local Buffer bbuf;
-    return bbuf.get(std::max(size_t(KC) * NC, size_t(KCF) * NR));
-  }
-
   static void run(const GemmProblem<T>& g) {
-    T* pa = a_buffer();
-    T* pb = b_buffer();
+    static thread_local Buffer abuf, bbuf;
+    // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
+    T* pa = abuf.get(size_t(MC) * std::max(KC, KCF) + W);
+    T* pb = bbuf.get(std::max(size_t(KC) * NC, size_t(KCF) * NR));
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     if (NCF > 0 && g.m <= MC && g.csb == 1 && std::min<int64_t>(g.k, KC) * g.n > int64_t(2) * KC * NCF)
       return run_few_rows_rowb(g, pa, pb);
@@ -72,65 +63,6 @@ struct Gemm {
             }
           }
         }
-      }
-    }
-  }
-
-  // One matrix on `nt` threads sharing one packed copy of B (BLIS/GotoBLAS's split of the ic
-  // loop): the threads pack parts of B's KC x NC panels into the caller's buffer, then each takes
-  // whole row blocks of A (packed into its own buffer, in its own L2) against all of them.
-  // Splitting the matrix into independent GEMMs instead had every part pack all of B again and
-  // hold its own copy in the shared L3. Up to kSharedB bytes of panels are packed in one go (all
-  // of B up to 2048 x 2048 float), so a GEMM synchronises twice per group of panels rather than
-  // per panel: on a loaded machine every join waits for whichever thread was preempted. Each phase
-  // is its own ParallelFor, so a worker that never joins (preempted, or the pool busy) leaves its
-  // tasks to the others and nothing waits on it.
-  static constexpr size_t kSharedB = size_t(16) << 20;
-
-  static void run_shared_b(const GemmProblem<T>& g, int nt) {
-    static thread_local Buffer sbuf;
-    constexpr size_t cap = std::max(kSharedB / sizeof(T), size_t(KC) * NC);
-    T* pb = sbuf.get(cap);
-    // Row blocks of equal numbers of tiles, as many as MC needs rounded up to a multiple of the
-    // threads: 1024 rows are 8 blocks of 21-22 tiles rather than 7 of 24 and one of 3.
-    const int64_t tiles = (g.m + MR - 1) / MR;
-    const int64_t blocks = ((tiles + MC / MR - 1) / (MC / MR) + nt - 1) / nt * nt;
-    const int64_t panels = (g.k + KC - 1) / KC;
-    for (int64_t jc = 0; jc < g.n; jc += NC) {
-      const int64_t nc = std::min<int64_t>(NC, g.n - jc);
-      const int64_t slivers = (nc + NR - 1) / NR, ncp = slivers * NR;
-      // Groups of equally many panels, each group within the buffer.
-      const int64_t fit = std::max<int64_t>(1, int64_t(cap / (size_t(KC) * ncp)));
-      const int64_t groups = (panels + fit - 1) / fit, per = (panels + groups - 1) / groups;
-      for (int64_t p0 = 0; p0 < g.k; p0 += per * KC) {
-        const int64_t p1 = std::min(g.k, p0 + per * KC);
-        const int64_t parts = std::min<int64_t>(2 * nt, slivers);
-        rt::ParallelFor(parts, [&](int64_t part) {
-          const int64_t j0 = slivers * part / parts * NR, j1 = std::min(nc, slivers * (part + 1) / parts * NR);
-          for (int64_t pc = p0; pc < p1; pc += KC) {
-            const int64_t kc = std::min<int64_t>(KC, p1 - pc);
-            Pack<S, MR, NR>::b(g.b + pc * g.rsb + (jc + j0) * g.csb, g.rsb, g.csb, kc, j1 - j0, pb + (pc - p0) * ncp + j0 * kc);
-          }
-        });
-        rt::ParallelFor(blocks, [&](int64_t blk) {
-          T* pa = a_buffer();
-          const int64_t ic = std::min(g.m, tiles * blk / blocks * MR);
-          const int64_t mc = std::min(g.m, tiles * (blk + 1) / blocks * MR) - ic;
-          if (mc <= 0) return;
-          for (int64_t pc = p0; pc < p1; pc += KC) {
-            const int64_t kc = std::min<int64_t>(KC, p1 - pc);
-            const T beta = pc == 0 ? g.beta : T(1);
-            const T* panel = pb + (pc - p0) * ncp;
-            Pack<S, MR, NR>::a(g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, mc, kc, pa);
-            for (int64_t jr = 0; jr < nc; jr += NR) {
-              const int nr = int(std::min<int64_t>(NR, nc - jr));
-              for (int64_t ir = 0; ir < mc; ir += MR) {
-                const int mr = int(std::min<int64_t>(MR, mc - ir));
-                tile<MR>(kc, pa + ir * kc, panel + jr * kc, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, g.alpha, beta, mr, nr);
-              }
-            }
-          }
-        });
       }
     }
   }

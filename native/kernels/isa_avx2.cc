@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "kernel_table.h"
-#include "thread_pool.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

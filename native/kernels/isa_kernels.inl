@@ -15,7 +15,7 @@ template <class S, class G>
 constexpr TypedKernels<typename S::T> MakeKernels() {
   using T = typename S::T;
   return TypedKernels<T>{
-      &G::run,          &G::run_shared_b, G::kMR,          G::kNR,          G::kMC,
+      &G::run,          G::kMR,          G::kNR,
       &unary<S>,        &unary_grad<S>,  &binary<S>,
       &compare<S>,      &reduce<T>,      &softmax<S>,
       &softmax_backward<S>, &layer_norm<S>, &layer_norm_backward_x<S>,

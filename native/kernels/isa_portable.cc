@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "kernel_table.h"
-#include "thread_pool.h"
 
 namespace rt_portable {
 using namespace rt;

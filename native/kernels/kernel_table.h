@@ -52,9 +52,7 @@ template <class T>
 struct TypedKernels {
   // One matrix, on the calling thread; k > 0 (the caller handles k == 0).
   void (*gemm)(const GemmProblem<T>& p);
-  // One matrix on up to nt threads of the pool, which share its packed B (gemm.inl).
-  void (*gemm_shared_b)(const GemmProblem<T>& p, int nt);
-  int gemm_mr, gemm_nr, gemm_mc;
+  int gemm_mr, gemm_nr;
   void (*unary)(int op, const T* x, T* out, int64_t n, T p0, T p1);
   void (*unary_grad)(int op, const T* grad, const T* saved, T* out, int64_t n, T p0, T p1);
   // One run of n outputs; sa/sb are element strides (0 broadcasts, 1 is contiguous).

@@ -107,13 +107,6 @@ void Matmul(const MatmulArgs<T>& a) {
   // Split each matrix along whichever of M and N has more micro-tiles, so each part packs only its
   // share of the operand that is split (and repacks the other, which is why parts stay few).
   const bool split_n = (a.n + K.gemm_nr - 1) / K.gemm_nr >= (a.m + K.gemm_mr - 1) / K.gemm_mr;
-  // Large matrices split along M share one packed B instead (gemm.inl's run_shared_b), where
-  // every thread gets at least two full row blocks: each independent part would pack all of B
-  // again. Smaller ones keep the split below, whose parts pack little and synchronise once.
-  if (!split_n && a.m >= int64_t(2) * nt * K.gemm_mc) {
-    for (int64_t b = 0; b < a.batch; b++) K.gemm_shared_b(Slice(a, b), nt);
-    return;
-  }
   const int64_t extent = split_n ? a.n : a.m;
   const int64_t unit = split_n ? K.gemm_nr : K.gemm_mr;
   const int64_t units = (extent + unit - 1) / unit;

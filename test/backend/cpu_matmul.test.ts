@@ -194,12 +194,10 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
-  it("big M splits share one packed B over the threads: uneven row blocks, K and N block edges", () => {
-    // From 2 x threads x MC rows (AVX2 float32: 576 at 2 threads, 864 at 3; float64 MC 96: 384;
-    // portable float32 MC 128: 512) the threads pack parts of one KC x NC block of B and then take
-    // equal row blocks of whole tiles: rows not a multiple of MR, K past KC (beta 1 after the first
-    // pass), N past NC (4080: a second column block), and a part of B's slivers ending in a
-    // partial one. Just under the threshold the old split runs; both must agree with the reference.
+  it("big M split over the threads: uneven row parts, K and N block edges, 3 threads", () => {
+    // Matrices of hundreds of rows are cut into row parts, one GEMM each: rows not a multiple of
+    // MR, K past KC (beta 1 after the first pass), N past NC (4080: a second column block), a
+    // broadcast B, float64, and 3 threads; all must agree with the reference.
     const rng = new Rng(18);
     const cases: [Case, Float32ArrayConstructor | Float64ArrayConstructor][] = [
       [{ batch: 1, m: 601, n: 70, k: 400, transA: false, transB: false, beta: 1 }, Float32Array],
@@ -214,7 +212,6 @@ describe("cpu backend: matmul", { skip }, () => {
         for (const [c, ctor] of cases) check(c, ctor, rng, `${isa} threads=${threads}`);
       });
     });
-    // Three threads: 900 rows make 9 blocks of 16-17 tiles (8 blocks of MC would leave one short).
     const backend = cpuBackend()!;
     const before = backend.getNumThreads();
     try {
