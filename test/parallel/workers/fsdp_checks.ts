@@ -2,7 +2,7 @@
 // formulas, read from the tensor pool's own byte counts; ZeRO-1 against plain AdamW; and the
 // collective-sequence check, last, since it leaves the group out of step. Prints RESULT.
 import * as rt from "../../../src/index.js";
-import { exposeCollector } from "../../../src/tensor/arena.js";
+import { heldBytes as held } from "./held_memory.js";
 
 const { nn, optim, dist, fsdp } = rt;
 rt.getBackend(); // the backend, and with it the arena, is set up on first use
@@ -12,7 +12,6 @@ const N = dist.getWorldSize();
 const failures: string[] = [];
 const checks: string[] = [];
 const memory: Record<string, unknown> = {};
-const gc = exposeCollector()!;
 
 /**
  * Every model measured stays alive to the end: a dropped model's memory returns only when every
@@ -20,16 +19,6 @@ const gc = exposeCollector()!;
  * on its own schedule; freed during a later measurement, it would be subtracted from that one.
  */
 const keep: unknown[] = [];
-
-/** Bytes the arena holds for live tensors once every dead one is collected. */
-function held(): number {
-  rt.memoryPool.clear();
-  // `gc()`, not `gc({ type: "major" })`: the latter leaves the array buffers it found dead to a later
-  // sweep (src/tensor/arena.ts), so what it read depended on how far the sweeper had got: a loaded
-  // machine or another arena budget read 1-3 MB of dead blocks as held.
-  gc();
-  return rt.memoryPool.stats()!.held;
-}
 
 const D = 256;
 const LAYERS = 16;

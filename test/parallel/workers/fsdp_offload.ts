@@ -5,7 +5,7 @@
 // under FULL_SHARD with the pool's high-water mark under the cap. Prints RESULT.
 import { readdirSync } from "node:fs";
 import * as rt from "../../../src/index.js";
-import { exposeCollector } from "../../../src/tensor/arena.js";
+import { heldBytes as held } from "./held_memory.js";
 
 const { nn, optim, dist, fsdp } = rt;
 rt.getBackend();
@@ -16,18 +16,7 @@ const DIR = process.env.DIR!;
 const failures: string[] = [];
 const checks: string[] = [];
 const memory: Record<string, unknown> = {};
-const gc = exposeCollector()!;
 const keep: unknown[] = [];
-
-/** Bytes the arena holds for live tensors once every dead one is collected. */
-function held(): number {
-  rt.memoryPool.clear();
-  // `gc()`, not `gc({ type: "major" })`: the latter leaves the array buffers it found dead to a later
-  // sweep (src/tensor/arena.ts), so what it read depended on how far the sweeper had got: a loaded
-  // machine or another arena budget read 1-3 MB of dead blocks as held.
-  gc();
-  return rt.memoryPool.stats()!.held;
-}
 
 /** Uneven shapes (padding): weights (15, 3), (7, 15), (3, 7) and biases of 15, 7 and 3 rows. */
 class Net extends nn.Module {
