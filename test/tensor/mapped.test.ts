@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as rt from "../../src/index.js";
+import { exposeCollector } from "../../src/tensor/arena.js";
 import { MappedFile, setOffloadHome } from "../../src/tensor/mapped.js";
 
 /**
@@ -79,4 +80,47 @@ test("a MappedFile refuses tmpfs, removes files of dead processes, and names a m
     f.close();
   });
   assert.throws(() => new MappedFile(join(process.cwd(), "no-such-dir-for-mapped")), /no-such-dir-for-mapped/);
+});
+
+test("a closed file's descriptor goes with its last tensor, and its handle may die after that", { skip: !native }, async () => {
+  // The order that once corrupted the heap: close() drops the handle's reference, the last tensor's
+  // death closes the descriptor and frees the file's record, and only then does the handle die, whose
+  // finalizer read (and decremented) the freed record. Every descriptor must come back, no sooner
+  // than the last tensor of its file dies.
+  const gc = exposeCollector()!;
+  /** This process's descriptors open on files of `dir` (a removed file reads "<path> (deleted)"). */
+  const openFds = (dir: string) =>
+    readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir + "/");
+      } catch {
+        return false; // closed since the listing
+      }
+    }).length;
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve)); // handle finalizers run from the event loop
+    }
+  };
+  const dir = mkdtempSync(join(process.cwd(), ".mapped-test-"));
+  try {
+    for (let round = 0; round < 50; round++) {
+      let kept: rt.Tensor | null = (() => {
+        const f = new MappedFile(dir);
+        const t = f.zeros([1024]).fill_(round);
+        f.close();
+        return t;
+      })();
+      await settle();
+      assert.equal(openFds(dir), 1, "a closed file's descriptor stays open while a tensor maps it");
+      assert.equal(kept.sum().item(), 1024 * round, "the tensor still reads its file's pages");
+      kept = null;
+      await settle();
+      assert.equal(openFds(dir), 0, "the descriptor closes with the file's last tensor");
+    }
+    assert.deepEqual(readdirSync(dir), [], "close() removed every file");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
