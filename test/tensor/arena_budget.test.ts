@@ -2,9 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as rt from "../../src/index.js";
 
-// run-tests: own process (it reads the arena's held memory, which other files' tensors would move;
-// and a shared process that had run it with ~40 other files crashed in V8's heap teardown at exit in
-// about one exit in four, never with it left out in 8 runs nor alone in 12: not understood yet)
+// run-tests: own process (it reads the arena's held memory, which other files' tensors would move)
 
 /**
  * The arena's collection budget (src/tensor/arena.ts): a loop that drops its outputs must cycle
