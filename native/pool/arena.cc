@@ -387,6 +387,8 @@ napi_value ArenaResetHighWaterFn(napi_env, napi_callback_info) {
 
 }  // namespace
 
+void RegisterArenaCost(napi_env env, napi_value exports);  // arena_cost.cc
+
 void RegisterArena(napi_env env, napi_value exports) {
   Define(env, exports, "arenaAlloc", ArenaAllocFn);
   Define(env, exports, "arenaStats", ArenaStatsFn);
@@ -396,6 +398,7 @@ void RegisterArena(napi_env env, napi_value exports) {
   Define(env, exports, "arenaDecay", ArenaDecayFn);
   Define(env, exports, "arenaSetLimit", ArenaSetLimitFn);
   Define(env, exports, "arenaResetHighWater", ArenaResetHighWaterFn);
+  RegisterArenaCost(env, exports);
 }
 
 }  // namespace rt
