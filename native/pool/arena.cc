@@ -244,7 +244,8 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     if (S.stats[kStatHeld] > S.stats[kStatHeldHighWater]) S.stats[kStatHeldHighWater] = S.stats[kStatHeld];
   };
   {
-    // A recycled block takes this one lock; a fresh one a second, after the OS call made outside it.
+    // One lock here and one below, once the block's buffer exists (a fresh block's OS call between
+    // them runs outside both).
     std::lock_guard<std::mutex> lock(S.mu);
     auto& list = S.free_lists[cls];
     if (!list.empty()) {
@@ -257,7 +258,6 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
       S.stats[kStatFree] -= cap;
       S.stats[kStatRecycled] += cap;
       note_held(cap);
-      S.young.push_back(data);
     } else {
       dry = !(owner->since_mark < budget);
     }
@@ -267,16 +267,13 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
     napi_get_null(env, &null);
     return null;
   }
-  if (data == nullptr) {
+  const bool fresh = data == nullptr;
+  if (fresh) {
     data = FreshBlock(cls, owner, &zeroed);
     if (data == nullptr) {
       napi_throw_error(env, nullptr, "arenaAlloc: out of memory");
       return nullptr;
     }
-    std::lock_guard<std::mutex> lock(S.mu);
-    S.stats[kStatFresh] += double(CapacityOf(cls));
-    note_held(double(CapacityOf(cls)));
-    S.young.push_back(data);
   }
   if (zero && !zeroed) std::memset(data, 0, bytes);
   Block* b = HeaderOf(data);
@@ -286,6 +283,18 @@ napi_value ArenaAllocFn(napi_env env, napi_callback_info info) {
   b->checks = 0;
   v8::Isolate* isolate = v8::Isolate::GetCurrent();
   v8::Local<v8::SharedArrayBuffer> sab = v8::SharedArrayBuffer::New(isolate, b->store);
+  // Only now, with a buffer over the store, may a check see the block: put in `young` before, a
+  // collection in another thread (a worker's, running its callback) could find the store referenced
+  // by the arena alone and return the block while this call hands it out, and would read b->store
+  // while it is being replaced above.
+  {
+    std::lock_guard<std::mutex> lock(S.mu);
+    if (fresh) {
+      S.stats[kStatFresh] += double(b->capacity);
+      note_held(double(b->capacity));
+    }
+    S.young.push_back(data);
+  }
   return reinterpret_cast<napi_value>(*sab);
 }
 

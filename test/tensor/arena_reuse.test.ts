@@ -98,3 +98,32 @@ test("a block comes back once the last buffer over it is dropped, and is then re
   rt.empty([n]);
   assert.ok(rt.memoryPool.stats()!.recycled >= afterDrop.recycled + 4 * n, "the next tensor of that size did not reuse the returned block");
 });
+
+test("tensors kept while V8's own collections run inside their allocations keep their values", { skip: !arena && "no native arena" }, () => {
+  // Each output's SharedArrayBuffer is a V8 object, so its allocation can start a scavenge, whose
+  // callback then checks the blocks handed out: a block must not look free to it before the buffer
+  // over it exists. Hundreds of thousands of small kept outputs (and garbage beside them, so that
+  // V8 collects on its own many times) give that window many chances; a block reclaimed inside it
+  // would be handed out again and show here as another tensor's values.
+  const kept: rt.Tensor[] = [];
+  const before = rt.memoryPool.stats()!.collections;
+  let garbage: unknown[] = [];
+  for (let id = 0; id < 200_000; id++) {
+    const t = rt.empty([4]);
+    (t.storage.data as Float32Array).fill(id);
+    kept.push(t);
+    garbage.push({ id, pad: [id, id] });
+    if (garbage.length > 1000) garbage = [];
+  }
+  assert.ok(rt.memoryPool.stats()!.collections >= before, "stats readable");
+  let wrong = 0;
+  let first = -1;
+  for (let id = 0; id < kept.length; id++) {
+    const d = kept[id]!.storage.data as Float32Array;
+    if (d[0] !== id || d[3] !== id) {
+      wrong++;
+      if (first < 0) first = id;
+    }
+  }
+  assert.equal(wrong, 0, `${wrong} kept tensors were overwritten (first: ${first}, now ${first >= 0 ? (kept[first]!.storage.data as Float32Array)[0] : ""})`);
+});
