@@ -1,4 +1,4 @@
-// The tensor memory arena (arena.cc): size-class free lists fed by SharedArrayBuffer deleters.
+// The tensor memory arena (arena.cc): size-class blocks, each with a backing store kept for its life.
 #pragma once
 #include <node_api.h>
 
@@ -10,7 +10,7 @@ enum ArenaStat {
   kStatFree,               // bytes of blocks in the free lists
   kStatFresh,              // bytes ever taken from the OS
   kStatRecycled,           // bytes ever handed out again from a free list
-  kStatReturned,           // bytes ever returned by deleters
+  kStatReturned,           // bytes ever reclaimed (no SharedArrayBuffer over them left)
   kStatReleasedToOs,       // bytes given back to the OS (over the limit, or trimmed)
   kStatSinceMark,          // bytes handed out (fresh or recycled) to the calling thread since its last arenaMark()
   kStatHighWater,          // most held + free bytes at once since the last reset

@@ -2,16 +2,17 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /**
- * The native arena's functions (native/pool/arena.cc), installed by the cpu backend. Each block
- * is a SharedArrayBuffer whose deleter puts it back on a size-class free list when the garbage
- * collector finds its last handle dead, in whichever thread that was.
+ * The native arena's functions (native/pool/arena.cc), installed by the cpu backend. Each output
+ * is a new SharedArrayBuffer over a block's kept backing store; after each collection, a block goes
+ * back on its size-class free list once every buffer over it was found dead, in whichever threads
+ * held them.
  */
 export interface NativeArena {
   /** A block of `byteLength` bytes; null when none is free and `budget` bytes were already handed out since the last mark. */
   arenaAlloc(byteLength: number, zero: boolean, budget: number): SharedArrayBuffer | null;
   arenaStats(out: Float64Array): void;
   arenaMark(): void;
-  /** Bytes this thread's JavaScript holds (its blocks not yet returned by a deleter). */
+  /** Bytes this thread's JavaScript holds (its blocks not yet reclaimed). */
   arenaHeldHere(): number;
   arenaTrim(): void;
   arenaDecay(): void;
