@@ -1,7 +1,7 @@
 // node --import tsx bench/pipeline.ts [--microbatches 2,4,8] [--split K] [--no-peer]
 //
-// Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear(512, 512) +
-// ReLU, then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
+// Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear + ReLU, the
+// first Linear(784, 512) and the others Linear(512, 512), then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
 // for each micro-batch count; beside it the same model unsplit in one process, and PyTorch's
 // torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same schedules and split,
 // run by the peer bench/peer.ts chooses. The split is chosen first by timing each stage alone
@@ -134,7 +134,7 @@ for (const m of MICROBATCHES) {
     ]);
   }
 }
-console.log(`deep MLP 8×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
+console.log(`deep MLP Linear(784,512)+ReLU, 7×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
 printTable(
   [
     "schedule", "micro-batches", "ringtorch", "PyTorch", "ringtorch / PyTorch", "ideal bubble", "bubble rank 0 / 1", "own-window bubble 0 / 1",

@@ -1,6 +1,7 @@
 // One rank of bench/pipeline.ts (started by ringrun, or alone with no RANK for the unsplit model
-// and for MODE=balance): a deep MLP (LAYERS blocks of Linear(D, D) + ReLU, then Linear(D, 10))
-// trained with SGD on a fixed batch of B samples, split after block SPLIT into 2 stages and run by
+// and for MODE=balance): a deep MLP (LAYERS blocks of Linear + ReLU, the first from IN = 784
+// inputs as Fashion-MNIST's images, the others Linear(D, D), then Linear(D, 10)) trained with SGD
+// on a fixed batch of B samples, split after block SPLIT into 2 stages and run by
 // SCHEDULE ("gpipe" | "1f1b") over MICROBATCHES micro-batches. Prints RESULT with samples/s per
 // run; each rank's compute time per step and bubble fraction over the pipeline's step (below)
 // beside the ideal (p-1)/(m+p-1), and the schedule's own per-rank figure from back-to-back steps;
@@ -26,6 +27,13 @@ if (process.env.PIPE_V8_FLAGS) (await import("node:v8")).setFlagsFromString(proc
 const SCHEDULE = process.env.SCHEDULE ?? "1f1b";
 const M = Number(process.env.MICROBATCHES ?? 4);
 const [LAYERS, D, B] = [8, Number(process.env.WIDTH ?? 512), Number(process.env.BATCH ?? 256)];
+// The first Linear reads a wider input so that the two halves do the same work: the first stage's
+// input needs no gradient, so its first Linear costs a forward and a weight gradient (2·IN·D per
+// sample) where every other block also computes its input's gradient (3·D·D); at IN = 1.5·D those
+// agree, and 784 (a 28×28 image) is within 2% of it at D = 512. With IN = D the first stage did one
+// product in twelve less than the second, which also has the head and the loss, so no split could
+// make the stages equal and the bubble measured the model, not the schedule.
+const IN = Number(process.env.IN_FEATURES ?? 784);
 const SPLIT = Number(process.env.SPLIT ?? LAYERS / 2);
 const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -35,9 +43,9 @@ const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
 
 rt.manualSeed(0);
 const layers: rt.nn.Module[] = [];
-for (let i = 0; i < LAYERS; i++) layers.push(new nn.Sequential(new nn.Linear(D, D), new nn.ReLU()));
+for (let i = 0; i < LAYERS; i++) layers.push(new nn.Sequential(new nn.Linear(i === 0 ? IN : D, D), new nn.ReLU()));
 const model = new nn.Sequential(...layers, new nn.Linear(D, 10));
-const x = rt.randn([B, D]);
+const x = rt.randn([B, IN]);
 const y = rt.randn([B, 10]);
 const lossFn = (out: rt.Tensor, target: rt.Tensor) => nn.functional.mseLoss(out, target);
 /** [ms on a core, ms runnable but waiting for one] of the calling thread, or of all the process's other threads (Linux schedstat). */
@@ -61,7 +69,8 @@ const cpuMs = () => {
 
 if (process.env.MODE === "balance") {
   const mb = Math.ceil(B / M);
-  const xs = rt.randn([mb, D]);
+  const xs = rt.randn([mb, IN]);
+  const hs = rt.randn([mb, D]);
   const ys = rt.randn([mb, 10]);
   const children = [...layers, model.get(LAYERS)];
   const run = (mods: rt.nn.Module[], input: rt.Tensor, last: boolean) => {
@@ -74,7 +83,7 @@ if (process.env.MODE === "balance") {
     const c0 = cpuMs();
     for (let i = 0; i < reps; i++) run(children.slice(0, k), xs, false);
     const c1 = cpuMs();
-    for (let i = 0; i < reps; i++) run(children.slice(k), xs.detach().requiresGrad_(true), true);
+    for (let i = 0; i < reps; i++) run(children.slice(k), hs.detach().requiresGrad_(true), true);
     return [(c1 - c0) / reps, (cpuMs() - c1) / reps];
   };
   const splits = Array.from({ length: LAYERS - 1 }, (_, i) => i + 1);
