@@ -12,8 +12,14 @@
 // back-to-back steps, and the memory rank 0 held at its peak (tensor-arena bytes above the step's
 // start, garbage not yet collected included: test/distributed/pipeline_memory.test.ts measures the
 // activations exactly). Then where each rank's idle time went, from a few traced steps (the schedule's
-// timeline and the comm thread's spans on the host's common clock; bench/pipeline_idle.ts), and per
-// step each rank's main-thread CPU, its time waiting for a core (contention), and its other threads' CPU.
+// timeline and the comm thread's spans on the host's common clock; bench/pipeline_idle.ts), the bubble
+// of that step simulated with free messages, once with the actions' measured times and once with
+// their main-thread CPU times (what a core free for every thread would give: on a loaded machine the
+// figure to hold against the ideal), and per step each rank's main-thread CPU, its time waiting for
+// a core (contention), its comm worker's CPU and its other threads' CPU.
+//
+// The model's first Linear reads 784 inputs (a 28×28 image) so that the two halves can be equal
+// (bench/workers/pipeline_mlp.ts says why); IN_FEATURES=512 gives the earlier model, for A/B.
 import { execFileSync } from "node:child_process";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 import { type IdleBreakdown, idleBreakdown, medianStep, type TracedStep } from "./pipeline_idle.js";
@@ -138,7 +144,7 @@ for (const m of MICROBATCHES) {
     ]);
   }
 }
-console.log(`deep MLP Linear(784,512)+ReLU, 7×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
+console.log(`deep MLP Linear(${process.env.IN_FEATURES ?? 784},512)+ReLU, 7×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
 printTable(
   [
     "schedule", "micro-batches", "ringtorch", "PyTorch", "ringtorch / PyTorch", "ideal bubble", "bubble rank 0 / 1", "own-window bubble 0 / 1",
