@@ -67,8 +67,9 @@ const schedMs = (which: "main" | "comm" | "others"): [number, number] => {
 // loaded machine does not inflate the way it inflates wall time (time runnable but off a core is
 // not in it). CLOCK_THREAD_CPUTIME_ID through the addon: schedstat moves only at a scheduler tick
 // (4 ms here), as long as an action.
+// An addon built before threadCpuNs gives NaN (the CPU columns read NaN), not a crash: rebuild it.
 const native = tryLoadCommNative();
-const threadCpuMs = (): number => (native ? native.threadCpuNs() / 1e6 : NaN);
+const threadCpuMs = (): number => (typeof native?.threadCpuNs === "function" ? native.threadCpuNs() / 1e6 : NaN);
 /** The process's threads by id (Linux). */
 const taskIds = (): string[] => {
   try {
