@@ -1,7 +1,7 @@
 // node --import tsx bench/pipeline.ts [--microbatches 2,4,8] [--split K] [--no-peer]
 //
-// Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear(512, 512) +
-// ReLU, then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
+// Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear + ReLU, the
+// first Linear(784, 512) and the others Linear(512, 512), then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
 // for each micro-batch count; beside it the same model unsplit in one process, and PyTorch's
 // torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same schedules and split,
 // run by the peer bench/peer.ts chooses. The split is chosen first by timing each stage alone
@@ -12,8 +12,14 @@
 // back-to-back steps, and the memory rank 0 held at its peak (tensor-arena bytes above the step's
 // start, garbage not yet collected included: test/distributed/pipeline_memory.test.ts measures the
 // activations exactly). Then where each rank's idle time went, from a few traced steps (the schedule's
-// timeline and the comm thread's spans on the host's common clock; bench/pipeline_idle.ts), and per
-// step each rank's main-thread CPU, its time waiting for a core (contention), and its other threads' CPU.
+// timeline and the comm thread's spans on the host's common clock; bench/pipeline_idle.ts), the bubble
+// of that step simulated with free messages, once with the actions' measured times and once with
+// their main-thread CPU times (what a core free for every thread would give: on a loaded machine the
+// figure to hold against the ideal), and per step each rank's main-thread CPU, its time waiting for
+// a core (contention), its comm worker's CPU and its other threads' CPU.
+//
+// The model's first Linear reads 784 inputs (a 28×28 image) so that the two halves can be equal
+// (bench/workers/pipeline_mlp.ts says why); IN_FEATURES=512 gives the earlier model, for A/B.
 import { execFileSync } from "node:child_process";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 import { type IdleBreakdown, idleBreakdown, medianStep, type TracedStep } from "./pipeline_idle.js";
@@ -35,11 +41,13 @@ interface RankResult {
   rssMb: number;
   traced: TracedStep[];
   /** Per step (Linux schedstat): the main thread's CPU, its time runnable but waiting for a core, and the other threads' CPU (the comm worker's, GC's). */
-  sched: { mainCpuMs: number; mainRunqueueMs: number; othersCpuMs: number } | null;
+  sched: { mainCpuMs: number; mainRunqueueMs: number; commCpuMs: number; othersCpuMs: number } | null;
   /** Per step, the main thread's garbage-collection pauses (V8's gc entries). */
   gcPerStep: { ms: number; count: number; fullMs: number; fullCount: number } | null;
   /** Median compute ms of a forward (F) and a backward (B), micro-batch 0 apart (F0, B0). */
   actionMs: Record<"F" | "B" | "F0" | "B0", number | null>;
+  /** Median CPU ms of the main thread over a forward (F) and a backward (B), micro-batch 0 left out. */
+  actionCpuMs: Record<"F" | "B", number | null>;
 }
 
 const worker = "bench/workers/pipeline_mlp.ts";
@@ -114,15 +122,17 @@ for (const m of MICROBATCHES) {
     if (perStep.length > 0) {
       medianStep(perStep).forEach((b: IdleBreakdown, rank) => {
         const ms = (v: number) => v.toFixed(1);
-        const { sched, gcPerStep, actionMs } = [r0, r1][rank]!;
+        const { sched, gcPerStep, actionMs, actionCpuMs } = [r0, r1][rank]!;
         const simulatedMs = b.computeMs + b.slotsMs + b.imbalanceMs;
+        const ideal = [r0, r1][rank]!.ideal;
         idleRows.push([
           schedule, String(m), String(rank), ms(b.stepMs), ms(b.computeMs), ms(b.idleMs), ms(b.slotsMs), ms(b.imbalanceMs), ms(b.excessMs),
           ms(b.peerLateMs), ms(b.pickupMs), ms(b.transferMs), ms(b.noticeMs), ms(b.outsideMs), (1 - b.computeMs / b.stepMs).toFixed(2),
-          (1 - b.computeMs / simulatedMs).toFixed(2),
+          (1 - b.computeMs / simulatedMs).toFixed(2), b.cpuSimulatedBubble.toFixed(2), ideal.toFixed(2),
           `${ms(actionMs.F ?? NaN)} / ${ms(actionMs.B ?? NaN)} (${ms(actionMs.F0 ?? NaN)} / ${ms(actionMs.B0 ?? NaN)})`,
+          `${ms(actionCpuMs?.F ?? NaN)} / ${ms(actionCpuMs?.B ?? NaN)}`,
           gcPerStep ? `${ms(gcPerStep.ms)} (${gcPerStep.count.toFixed(1)}); full ${ms(gcPerStep.fullMs)} (${gcPerStep.fullCount.toFixed(1)})` : "n/a",
-          sched ? `${ms(sched.mainCpuMs)} / ${ms(sched.mainRunqueueMs)} / ${ms(sched.othersCpuMs)}` : "n/a",
+          sched ? `${ms(sched.mainCpuMs)} / ${ms(sched.mainRunqueueMs)} / ${ms(sched.commCpuMs)} / ${ms(sched.othersCpuMs)}` : "n/a",
         ]);
       });
     }
@@ -134,7 +144,7 @@ for (const m of MICROBATCHES) {
     ]);
   }
 }
-console.log(`deep MLP 8×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
+console.log(`deep MLP Linear(${process.env.IN_FEATURES ?? 784},512)+ReLU, 7×Linear(512,512)+ReLU → Linear(512,10), SGD, batch 256, 2 stages × 1 thread (split after block ${split}): samples/s`);
 printTable(
   [
     "schedule", "micro-batches", "ringtorch", "PyTorch", "ringtorch / PyTorch", "ideal bubble", "bubble rank 0 / 1", "own-window bubble 0 / 1",
@@ -147,14 +157,15 @@ console.log(
     "(a) the schedule's slots + (d) unequal action times + what messages and the machine added (step - simulated step); " +
     "and by what each wait waited on: the peer not yet sending, its comm thread not yet picking the send up, the transfer, the waiting thread not yet resumed, and idle outside any wait. " +
     "Then the bubble the step would have with these measured action times and free messages (the simulation: what the split and unequal micro-batches leave, against the ideal that assumes equal stages), " +
-    "and, over the untraced steps, each rank's median forward / backward compute ms (micro-batch 0's in brackets), its main thread's GC pauses per step (ms, and how many; all, then full collections alone), " +
-    "and (Linux schedstat) the main thread's CPU, its time runnable but kept off a core by other threads and processes (contention), and the process's other threads' CPU (comm worker, GC helpers)",
+    "the same with each action's CPU time instead of its wall time (what a core free for every thread would give: the figure to hold against the ideal on a loaded machine), " +
+    "and, over the untraced steps, each rank's median forward / backward compute ms (micro-batch 0's in brackets) and CPU ms (micro-batch 0 left out), its main thread's GC pauses per step (ms, and how many; all, then full collections alone), " +
+    "and (Linux schedstat) the main thread's CPU, its time runnable but kept off a core by other threads and processes (contention), the comm worker's CPU, and the process's other threads' CPU (V8's GC and compiler helpers, libuv)",
 );
 printTable(
   [
     "schedule", "micro-batches", "rank", "step", "compute", "idle", "(a) slots", "(d) unequal times", "added by messages",
     "wait: peer not sent", "wait: pickup", "wait: transfer", "wait: notice", "outside waits", "traced bubble", "bubble, measured times, free messages",
-    "F / B ms (mb 0)", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / other threads' CPU",
+    "bubble, CPU times, free messages", "ideal", "F / B ms (mb 0)", "F / B CPU ms", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / comm worker CPU / other threads' CPU",
   ],
   idleRows,
 );

@@ -8,7 +8,10 @@
 //   (a) the schedule's slots, (p-1)/m of the rank's compute (what (p-1)/(m+p-1) of the step is when
 //   every micro-batch's forward + backward takes the same time on every stage); (d) what the
 //   measured times add to it (stages or micro-batches of unequal time: S - compute - (a)); and
-//   W - S, the time messages and the machine added;
+//   W - S, the time messages and the machine added; and the same simulation with each action's CPU
+//   time on the main thread instead of its wall time (a loaded machine keeps a runnable thread off
+//   its core, which the wall time counts and the CPU time does not): what a machine with a core
+//   free for each thread would give, the figure to compare with (p-1)/(m+p-1) under load;
 // - by what each wait for a message was waiting on, from the sender's side: the peer had not yet
 //   posted the send (it was computing, or late itself), the sender's comm thread had not yet picked
 //   the send up (pickup), the bytes were on their way (transfer: pickup to the receiver's comm
@@ -26,8 +29,8 @@ export interface CommSpan {
   end: number;
 }
 
-/** An action of the schedule's timeline (its pool reading left out: the workers don't send it). */
-export type TracedAction = Omit<TimedAction, "heldBytes">;
+/** An action of the schedule's timeline (its pool reading left out: the workers don't send it), with the main thread's CPU time over it. */
+export type TracedAction = Omit<TimedAction, "heldBytes"> & { cpuMs?: number };
 
 /** One step of one rank: its timeline (ms from `origin`) and its comm thread's spans. */
 export interface TracedStep {
@@ -49,13 +52,15 @@ export interface IdleBreakdown {
   transferMs: number;
   noticeMs: number;
   outsideMs: number;
+  /** The bubble of the simulated step with each action's CPU time (what a machine with a free core for every thread would give), and free messages. */
+  cpuSimulatedBubble: number;
 }
 
 const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 const computeOf = (a: TracedAction) => a.end - a.start - a.waitMs;
 
-/** The step's time with each action taking its measured compute time and messages free (one stage per rank). */
-function simulate(steps: readonly TracedStep[]): number {
+/** The step's time with each action taking `duration` (its measured compute time by default) and messages free (one stage per rank). */
+function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => number = computeOf): number {
   const p = steps.length;
   const done = new Map<string, number>();
   const next = new Array<number>(p).fill(0);
@@ -69,7 +74,7 @@ function simulate(steps: readonly TracedStep[]): number {
       const deps = a.kind === "F" ? (s > 0 ? [`F${s - 1}:${a.mb}`] : []) : s < p - 1 ? [`B${s + 1}:${a.mb}`, `F${s}:${a.mb}`] : [`F${s}:${a.mb}`];
       if (deps.some((d) => !done.has(d))) continue;
       const start = Math.max(free[r]!, ...deps.map((d) => done.get(d)!));
-      free[r] = start + computeOf(a);
+      free[r] = start + duration(a);
       done.set(`${a.kind}${s}:${a.mb}`, free[r]!);
       next[r]!++;
       left--;
@@ -87,12 +92,15 @@ export function idleBreakdown(steps: readonly TracedStep[], m: number): IdleBrea
   const w1 = Math.max(...steps.map((s) => s.origin + s.totalMs));
   const W = w1 - w0;
   const S = simulate(steps);
+  const cpuOf = (a: TracedAction) => a.cpuMs ?? NaN;
+  const Scpu = simulate(steps, cpuOf);
   const comm = (r: number, name: string, mb: number) => steps[r]!.comm.find((c) => c.name === name && c.mb === mb);
   return steps.map((st, r) => {
     const computeMs = st.actions.reduce((n, a) => n + computeOf(a), 0);
     const out: IdleBreakdown = {
       stepMs: W, computeMs, idleMs: W - computeMs, slotsMs: ((p - 1) / m) * computeMs, imbalanceMs: S - computeMs - ((p - 1) / m) * computeMs,
       excessMs: W - S, peerLateMs: 0, pickupMs: 0, transferMs: 0, noticeMs: 0, outsideMs: 0,
+      cpuSimulatedBubble: 1 - st.actions.reduce((n, a) => n + cpuOf(a), 0) / Scpu,
     };
     let waits = 0;
     for (const a of st.actions) {

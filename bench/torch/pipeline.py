@@ -1,5 +1,6 @@
-# PyTorch peer of bench/pipeline.ts: the same deep MLP (8 blocks of Linear(D, D) + ReLU, then
-# Linear(D, 10)), SGD, batch B, split after block SPLIT (default 4) into 2 stages over gloo with
+# PyTorch peer of bench/pipeline.ts: the same deep MLP (8 blocks of Linear + ReLU, the first
+# Linear(IN = 784, D) and the others Linear(D, D), then Linear(D, 10)), SGD, batch B, split after
+# block SPLIT (default 4) into 2 stages over gloo with
 # torch.distributed.pipelining (PipelineStage + ScheduleGPipe / Schedule1F1B), or unsplit in one
 # process. argv: gpipe | 1f1b | unsplit, then the number of micro-batches.
 # Prints samples/s (median of RUNS runs of STEPS steps) and each rank's peak RSS.
@@ -10,11 +11,12 @@ from common import best_opt
 MODE = sys.argv[1] if len(sys.argv) > 1 else "1f1b"
 M = int(sys.argv[2]) if len(sys.argv) > 2 else 4
 LAYERS, D, B = 8, int(os.environ.get("WIDTH", 512)), int(os.environ.get("BATCH", 256))
+IN = int(os.environ.get("IN_FEATURES", 784))
 STEPS, RUNS, WARMUP = int(os.environ.get("STEPS", 10)), int(os.environ.get("RUNS", 3)), int(os.environ.get("WARMUP", 5))
 
 def model():
     torch.manual_seed(0)
-    return nn.Sequential(*[nn.Sequential(nn.Linear(D, D), nn.ReLU()) for _ in range(LAYERS)], nn.Linear(D, 10))
+    return nn.Sequential(*[nn.Sequential(nn.Linear(IN if i == 0 else D, D), nn.ReLU()) for i in range(LAYERS)], nn.Linear(D, 10))
 
 def report(rank, res):
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -43,7 +45,7 @@ def run(rank, world, port):
     sched = (ScheduleGPipe if MODE == "gpipe" else Schedule1F1B)(stage, n_microbatches=M, loss_fn=loss_fn)
     opt = best_opt(torch.optim.SGD, sub.parameters(), lr=1e-3)
     torch.manual_seed(1)
-    x, y = torch.randn(B, D), torch.randn(B, 10)
+    x, y = torch.randn(B, IN), torch.randn(B, 10)
     def step():
         opt.zero_grad(set_to_none=False)
         if rank == 0: sched.step(x)
@@ -57,7 +59,7 @@ if __name__ == "__main__":
         torch.set_num_threads(1)
         m = model(); opt = best_opt(torch.optim.SGD, m.parameters(), lr=1e-3)
         torch.manual_seed(1)
-        x, y = torch.randn(B, D), torch.randn(B, 10)
+        x, y = torch.randn(B, IN), torch.randn(B, 10)
         def step():
             opt.zero_grad(set_to_none=False)
             nn.functional.mse_loss(m(x), y).backward(); opt.step()

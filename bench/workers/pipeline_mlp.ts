@@ -1,6 +1,7 @@
 // One rank of bench/pipeline.ts (started by ringrun, or alone with no RANK for the unsplit model
-// and for MODE=balance): a deep MLP (LAYERS blocks of Linear(D, D) + ReLU, then Linear(D, 10))
-// trained with SGD on a fixed batch of B samples, split after block SPLIT into 2 stages and run by
+// and for MODE=balance): a deep MLP (LAYERS blocks of Linear + ReLU, the first from IN = 784
+// inputs as Fashion-MNIST's images, the others Linear(D, D), then Linear(D, 10)) trained with SGD
+// on a fixed batch of B samples, split after block SPLIT into 2 stages and run by
 // SCHEDULE ("gpipe" | "1f1b") over MICROBATCHES micro-batches. Prints RESULT with samples/s per
 // run; each rank's compute time per step and bubble fraction over the pipeline's step (below)
 // beside the ideal (p-1)/(m+p-1), and the schedule's own per-rank figure from back-to-back steps;
@@ -17,6 +18,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import * as rt from "../../src/index.js";
+import { tryLoadCommNative } from "../../src/distributed/native.js";
 import { drainTraceSources, setTraceRecorder, type TraceRecorder } from "../../src/util/trace.js";
 import type { CommSpan, TracedStep } from "../pipeline_idle.js";
 import { median } from "../table.js";
@@ -26,6 +28,13 @@ if (process.env.PIPE_V8_FLAGS) (await import("node:v8")).setFlagsFromString(proc
 const SCHEDULE = process.env.SCHEDULE ?? "1f1b";
 const M = Number(process.env.MICROBATCHES ?? 4);
 const [LAYERS, D, B] = [8, Number(process.env.WIDTH ?? 512), Number(process.env.BATCH ?? 256)];
+// The first Linear reads a wider input so that the two halves do the same work: the first stage's
+// input needs no gradient, so its first Linear costs a forward and a weight gradient (2·IN·D per
+// sample) where every other block also computes its input's gradient (3·D·D); at IN = 1.5·D those
+// agree, and 784 (a 28×28 image) is within 2% of it at D = 512. With IN = D the first stage did one
+// product in twelve less than the second, which also has the head and the loss, so no split could
+// make the stages equal and the bubble measured the model, not the schedule.
+const IN = Number(process.env.IN_FEATURES ?? 784);
 const SPLIT = Number(process.env.SPLIT ?? LAYERS / 2);
 const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -35,23 +44,38 @@ const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
 
 rt.manualSeed(0);
 const layers: rt.nn.Module[] = [];
-for (let i = 0; i < LAYERS; i++) layers.push(new nn.Sequential(new nn.Linear(D, D), new nn.ReLU()));
+for (let i = 0; i < LAYERS; i++) layers.push(new nn.Sequential(new nn.Linear(i === 0 ? IN : D, D), new nn.ReLU()));
 const model = new nn.Sequential(...layers, new nn.Linear(D, 10));
-const x = rt.randn([B, D]);
+const x = rt.randn([B, IN]);
 const y = rt.randn([B, 10]);
 const lossFn = (out: rt.Tensor, target: rt.Tensor) => nn.functional.mseLoss(out, target);
 /** [ms on a core, ms runnable but waiting for one] of the calling thread, or of all the process's other threads (Linux schedstat). */
-const schedMs = (which: "main" | "others"): [number, number] => {
+const schedMs = (which: "main" | "comm" | "others"): [number, number] => {
   try {
     const read = (path: string) => readFileSync(path, "utf8").split(" ").slice(0, 2).map((v) => Number(v) / 1e6) as [number, number];
     if (which === "main") return read("/proc/thread-self/schedstat");
-    // The main thread's id is the process's.
+    // The main thread's id is the process's; the comm worker's, those that initProcessGroup started.
     return readdirSync("/proc/self/task")
-      .filter((tid) => tid !== String(process.pid))
+      .filter((tid) => tid !== String(process.pid) && commTids.has(tid) === (which === "comm"))
       .map((tid) => read(`/proc/self/task/${tid}/schedstat`))
       .reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
   } catch {
     return [NaN, NaN];
+  }
+};
+// The main thread's CPU time (ms), taken between a schedule's actions: each action's CPU, which a
+// loaded machine does not inflate the way it inflates wall time (time runnable but off a core is
+// not in it). CLOCK_THREAD_CPUTIME_ID through the addon: schedstat moves only at a scheduler tick
+// (4 ms here), as long as an action.
+// An addon built before threadCpuNs gives NaN (the CPU columns read NaN), not a crash: rebuild it.
+const native = tryLoadCommNative();
+const threadCpuMs = (): number => (typeof native?.threadCpuNs === "function" ? native.threadCpuNs() / 1e6 : NaN);
+/** The process's threads by id (Linux). */
+const taskIds = (): string[] => {
+  try {
+    return readdirSync("/proc/self/task");
+  } catch {
+    return [];
   }
 };
 const cpuMs = () => {
@@ -61,7 +85,8 @@ const cpuMs = () => {
 
 if (process.env.MODE === "balance") {
   const mb = Math.ceil(B / M);
-  const xs = rt.randn([mb, D]);
+  const xs = rt.randn([mb, IN]);
+  const hs = rt.randn([mb, D]);
   const ys = rt.randn([mb, 10]);
   const children = [...layers, model.get(LAYERS)];
   const run = (mods: rt.nn.Module[], input: rt.Tensor, last: boolean) => {
@@ -74,7 +99,7 @@ if (process.env.MODE === "balance") {
     const c0 = cpuMs();
     for (let i = 0; i < reps; i++) run(children.slice(0, k), xs, false);
     const c1 = cpuMs();
-    for (let i = 0; i < reps; i++) run(children.slice(k), xs.detach().requiresGrad_(true), true);
+    for (let i = 0; i < reps; i++) run(children.slice(k), hs.detach().requiresGrad_(true), true);
     return [(c1 - c0) / reps, (cpuMs() - c1) / reps];
   };
   const splits = Array.from({ length: LAYERS - 1 }, (_, i) => i + 1);
@@ -90,6 +115,9 @@ if (process.env.MODE === "balance") {
 }
 
 const distributed = process.env.RANK !== undefined;
+const commTids = new Set<string>();
+// The main thread's CPU at the start of the step and after each of its actions (afterAction).
+const cpuMarks: number[] = [];
 let step: () => void;
 let timeline: () => rt.dist.pipelining.StepTimeline | null = () => null;
 let ideal = 0;
@@ -101,17 +129,22 @@ if (!distributed) {
     opt.step();
   };
 } else {
+  const before = new Set(taskIds());
   await dist.initProcessGroup();
+  // The threads the process group started: its communication worker (a Node worker thread).
+  for (const tid of taskIds()) if (!before.has(tid)) commTids.add(tid);
   const rank = dist.getRank();
   if (dist.getWorldSize() !== 2) throw new Error("bench/workers/pipeline_mlp.ts runs 2 ranks (one split point, SPLIT)");
   const pipe = dist.pipelining.pipeline(model, { splitPoints: [String(SPLIT)] });
   const stage = pipe.buildStage(rank);
   const Schedule = SCHEDULE === "gpipe" ? dist.pipelining.ScheduleGPipe : dist.pipelining.Schedule1F1B;
-  const sched = new Schedule(stage, { nMicrobatches: M, lossFn, lossScaling: "mean" });
+  const sched = new Schedule(stage, { nMicrobatches: M, lossFn, lossScaling: "mean", afterAction: () => cpuMarks.push(threadCpuMs()) });
   const opt = new optim.SGD(pipe.getStageModule(rank).parameters(), { lr: 1e-3 });
   // Gradients stay allocated between steps (zeroed, not dropped), so a step's extra held bytes are its activations.
   step = () => {
     opt.zeroGrad(false);
+    cpuMarks.length = 0;
+    cpuMarks.push(threadCpuMs());
     if (stage.isFirst) sched.step(x);
     else sched.step({ target: y });
     opt.step();
@@ -153,11 +186,13 @@ let gcPerStep: { ms: number; count: number; fullMs: number; fullCount: number } 
 // Each action's compute (its time less its wait), by kind, over these steps: micro-batch 0 apart,
 // since a first micro-batch slower than the rest is an unequal action time no split removes.
 const actionMs = { F: [] as number[], B: [] as number[], F0: [] as number[], B0: [] as number[] };
-let sched: { mainCpuMs: number; mainRunqueueMs: number; othersCpuMs: number } | null = null;
+const actionCpuMs = { F: [] as number[], B: [] as number[] };
+let sched: { mainCpuMs: number; mainRunqueueMs: number; commCpuMs: number; othersCpuMs: number } | null = null;
 if (distributed) {
   const cpu0 = cpuMs();
   const [main0, queue0] = schedMs("main");
   const others0 = schedMs("others")[0];
+  const comm0 = schedMs("comm")[0];
   let gcMs = 0;
   let gcCount = 0;
   let fullMs = 0;
@@ -182,10 +217,16 @@ if (distributed) {
     stepMs.push(w);
     bubbles.push(1 - busyOf(t) / w);
     for (const a of t.actions) (a.mb === 0 ? actionMs[`${a.kind}0`] : actionMs[a.kind]).push(a.end - a.start - a.waitMs);
+    t.actions.forEach((a, j) => a.mb !== 0 && actionCpuMs[a.kind].push(cpuMarks[j + 1]! - cpuMarks[j]!));
   }
   cpuPerStepMs = (cpuMs() - cpu0) / BUBBLE_STEPS;
   const [main1, queue1] = schedMs("main");
-  sched = { mainCpuMs: (main1 - main0) / BUBBLE_STEPS, mainRunqueueMs: (queue1 - queue0) / BUBBLE_STEPS, othersCpuMs: (schedMs("others")[0] - others0) / BUBBLE_STEPS };
+  sched = {
+    mainCpuMs: (main1 - main0) / BUBBLE_STEPS,
+    mainRunqueueMs: (queue1 - queue0) / BUBBLE_STEPS,
+    commCpuMs: (schedMs("comm")[0] - comm0) / BUBBLE_STEPS,
+    othersCpuMs: (schedMs("others")[0] - others0) / BUBBLE_STEPS,
+  };
   // The observer's entries arrive in a later task (after a timer, not after setImmediate): let them in before reading.
   await new Promise((resolve) => setTimeout(resolve, 20));
   gcObserver.disconnect();
@@ -209,7 +250,7 @@ if (distributed) {
     drainTraceSources(recorder);
     setTraceRecorder(null);
     const t = timeline()!;
-    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }) => a), comm });
+    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }, j) => ({ ...a, cpuMs: cpuMarks[j + 1]! - cpuMarks[j]! })), comm });
   }
 }
 const rank = distributed ? dist.getRank() : 0;
@@ -228,6 +269,7 @@ console.log(
       sched,
       gcPerStep,
       actionMs: Object.fromEntries(Object.entries(actionMs).map(([k, v]) => [k, v.length ? median(v) : null])),
+      actionCpuMs: Object.fromEntries(Object.entries(actionCpuMs).map(([k, v]) => [k, v.length ? median(v) : null])),
       ideal,
       activationMb: activationBytes / 2 ** 20,
       rssMb: process.resourceUsage().maxRSS / 1024,

@@ -25,6 +25,8 @@ export interface CommNative {
   notifyPosted(handle: number): void;
   /** How many operations notifyPosted has counted. */
   posted(handle: number): number;
+  /** The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID; -1 where it fails): exact at any moment, unlike schedstat's tick-updated figure. */
+  threadCpuNs(): number;
   lastError(handle: number): string;
   abort(handle: number): void;
   destroy(handle: number): void;
