@@ -51,7 +51,8 @@ export function runBackward(
 
   const pending = new Map<Node, Pending | null>();
   const rootNodes: Node[] = [];
-  roots.forEach((root, i) => {
+  for (let i = 0; i < roots.length; i++) {
+    const root = roots[i]!;
     const node = gradEdge(root);
     if (!node) {
       throw new Error(`backward: element ${i} of the outputs (${root.describe()}) does not require grad and has no gradFn`);
@@ -67,10 +68,10 @@ export function runBackward(
     }
     addPending(pending, node, g, false);
     rootNodes.push(node);
-  });
+  }
 
   const dependencies = countDependencies(rootNodes);
-  const ready = new MaxHeap<Node>((n) => n.priority);
+  const ready = new MaxHeap<Node>();
   for (const node of new Set(rootNodes)) if ((dependencies.get(node) ?? 0) === 0) ready.push(node);
 
   const previousGradMode = isGradEnabled();
@@ -104,14 +105,18 @@ export function runBackward(
       const results = grad ? node.apply(grad) : null;
       if (!retainGraph) node.release();
       if (owned && !createGraph && results && node.preHooks.length === 0 && !capture.has(node)) releaseIfDead(grad!, results);
-      node.next.forEach((nextNode, i) => {
-        if (!nextNode) return;
+      // A plain loop, not forEach with a closure: a function made per node is garbage the optimized
+      // code of this loop gets tied to (see heap.ts).
+      const next = node.next;
+      for (let i = 0; i < next.length; i++) {
+        const nextNode = next[i];
+        if (!nextNode) continue;
         const r = results?.[i] ?? null;
         if (r) addPending(pending, nextNode, r, isExclusive(r, grad!, results!));
         const left = dependencies.get(nextNode)! - 1;
         dependencies.set(nextNode, left);
         if (left === 0) ready.push(nextNode);
-      });
+      }
     }
     // Callbacks may queue more callbacks; run until none are left.
     for (let i = 0; i < callbacks.length; i++) callbacks[i]();

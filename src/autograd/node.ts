@@ -31,7 +31,9 @@ export class Node implements GradFn {
     this.name = name;
     this.next = next;
     this.backwardFn = backwardFn;
-    this.saved = saved.map((tensor) => ({ tensor, version: tensor.storage.version }));
+    const kept: SavedTensor[] = [];
+    for (const tensor of saved) kept.push({ tensor, version: tensor.storage.version });
+    this.saved = kept;
     this.sequenceNr = nextSequenceNr++;
   }
 

@@ -53,7 +53,8 @@ export function record(
       throw new Error(`${name}: an inference tensor (${t.describe()}, made under inferenceMode) cannot be saved for backward, as in PyTorch; clone() it outside inferenceMode to get a normal tensor`);
     }
   }
-  const next = inputs.map((t) => (t ? gradEdge(t) : null));
+  const next: (Node | null)[] = [];
+  for (const t of inputs) next.push(t ? gradEdge(t) : null);
   out.gradFn = new Node(name, next, backward, saved);
   return out;
 }
