@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--rounds 3] [--only mlp|transformer] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer]
 // (node's options before the file, V8 flags included, apply to every ringtorch process it starts)
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
@@ -33,11 +33,16 @@ const threads = option("--threads", 2);
 const steps = option("--steps", 20);
 const runs = option("--runs", 6);
 const rounds = option("--rounds", 3);
-// Each replica's thread has a JIT of its own, which goes on compiling (on V8's background threads,
-// taking the cores the replicas need) for a hundred steps and more: measured on the Transformer,
-// DataParallel's process CPU per step was 1.4x one thread's after 40 steps of warm-up and 1.05x
-// after 300. Every mode gets the same warm-up (300 steps) before it is timed.
-const warmup = option("--warmup", 300);
+// Each replica's thread has a JIT of its own. V8 optimizes a function once it has used up a budget
+// of interpreted bytecode a few times over, so a function called a few times a step (a module's
+// forward, an op's backward closure, DataParallel's own hand-off code) is first optimized hundreds
+// of steps in, on V8's background threads, which take the cores the replicas need: on the
+// Transformer (2026-11-28, traced with --trace-opt), DataParallel's two isolates completed 47, 38,
+// 31, 19, 11 TurboFan compiles in the 2nd to 6th hundred steps and 2-15 per hundred after 800; the
+// process's CPU above its threads' was 2.1-2.3 ms per step after 300 steps of warm-up and 0.6 after
+// 1000 (one thread: 1.8-2.0 and 1.5, its compiles running on the idle core). Every mode gets the
+// same warm-up before it is timed; 1000 steps time DataParallel as a long training run sees it.
+const warmup = option("--warmup", 1000);
 const TIMEOUT_MS = 900_000;
 
 interface Case {
