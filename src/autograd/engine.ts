@@ -5,7 +5,7 @@ import { clone, onesLike } from "../ops/creation.js";
 import { isGradEnabled, setGradEnabled } from "./grad_mode.js";
 import { AccumulateGrad, type Node } from "./node.js";
 import { gradEdge } from "./record.js";
-import { MaxHeap } from "./heap.js";
+import { returnHeap, takeHeap } from "./heap.js";
 import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
 
 export interface BackwardOptions {
@@ -71,7 +71,7 @@ export function runBackward(
   }
 
   const dependencies = countDependencies(rootNodes);
-  const ready = new MaxHeap<Node>();
+  const ready = takeHeap<Node>();
   for (const node of new Set(rootNodes)) if ((dependencies.get(node) ?? 0) === 0) ready.push(node);
 
   const previousGradMode = isGradEnabled();
@@ -121,6 +121,7 @@ export function runBackward(
     // Callbacks may queue more callbacks; run until none are left.
     for (let i = 0; i < callbacks.length; i++) callbacks[i]();
   } finally {
+    returnHeap(ready);
     finalCallbacks = outerCallbacks;
     setGradEnabled(previousGradMode);
     if (traceStart !== 0) traceSpan(TID_TRAIN, capture.size > 0 ? "autograd.grad" : "backward", traceStart);

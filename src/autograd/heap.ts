@@ -2,13 +2,21 @@
  * A binary max-heap of graph nodes keyed by their `priority`: the engine's ready queue.
  *
  * The key is read from the item, not through a key function handed in by the caller: a closure made
- * for each backward pass was a new function object each time, and the optimized code of push/pop
- * (and of runBackward, which inlines them) embedded the one it had seen; when that closure died at a
- * full collection V8 threw the code away ("weak objects") and compiled it again, every few dozen steps.
+ * per backward pass is garbage that optimized code gets tied to. And the engine reuses its heaps
+ * (takeHeap/returnHeap) rather than making one per pass: the hidden classes an instance goes through
+ * as its fields are set are kept alive only by live instances, so when a full collection found no
+ * heap alive (between passes), they died, V8 threw away the optimized code that had embedded them
+ * (push, pop, size, runBackward: "weak objects") and compiled it again.
  */
 export class MaxHeap<T extends { readonly priority: number }> {
   private readonly items: T[] = [];
   private readonly keys: number[] = [];
+
+  /** Empties the heap (after a pass that threw), keeping its arrays. */
+  clear(): void {
+    this.items.length = 0;
+    this.keys.length = 0;
+  }
 
   get size(): number {
     return this.items.length;
@@ -59,4 +67,17 @@ export class MaxHeap<T extends { readonly priority: number }> {
     }
     return top;
   }
+}
+
+/** Heaps not in use; a backward pass run from a hook inside another takes a second one. */
+const spare: MaxHeap<never>[] = [new MaxHeap()];
+
+/** An empty heap for one backward pass; hand it back with returnHeap. */
+export function takeHeap<T extends { readonly priority: number }>(): MaxHeap<T> {
+  return (spare.pop() as MaxHeap<T> | undefined) ?? new MaxHeap<T>();
+}
+
+export function returnHeap<T extends { readonly priority: number }>(heap: MaxHeap<T>): void {
+  heap.clear();
+  spare.push(heap as unknown as MaxHeap<never>);
 }
