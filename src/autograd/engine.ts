@@ -105,8 +105,8 @@ export function runBackward(
       const results = grad ? node.apply(grad) : null;
       if (!retainGraph) node.release();
       if (owned && !createGraph && results && node.preHooks.length === 0 && !capture.has(node)) releaseIfDead(grad!, results);
-      // A plain loop, not forEach with a closure: a function made per node is garbage the optimized
-      // code of this loop gets tied to (see heap.ts).
+      // A plain loop, not forEach with a closure made per node: such a closure's optimized code is
+      // dropped at any full collection that finds none alive (see BackwardFn in node.ts).
       const next = node.next;
       for (let i = 0; i < next.length; i++) {
         const nextNode = next[i];

@@ -72,7 +72,7 @@ export class Node implements GradFn {
     return (this.backwardFn as BackwardFn)(grad, this.ctx);
   }
 
-  /** Drops the backward closure and with it every tensor it captured. */
+  /** Drops the backward function and its ctx, and with them every tensor they held. */
   release(): void {
     this.backwardFn = null;
     this.ctx = undefined;
