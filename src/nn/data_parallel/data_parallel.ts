@@ -54,6 +54,13 @@ interface Replica {
   clock: PhaseClock | null;
 }
 
+/** What a replica output's graph node hands its backward: the replica and the call it ran. */
+interface ReplicaBackward {
+  dp: DataParallel;
+  replica: Replica;
+  id: number;
+}
+
 type Message = {
   error?: { message: string; stack?: string };
   output?: SharedArrayBuffer;
@@ -151,7 +158,7 @@ export class DataParallel extends Module {
     clock?.start();
     if (run.grad && run.first.requiresGrad) {
       outputs.forEach((out, i) => {
-        out.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
+        out.gradFn = new Node("DataParallelBackward", [], DataParallel.replicaBackward, [], { dp: this, replica: used[i]!, id });
       });
     }
     // cat copies: the replicas' output buffers are theirs to overwrite at the next call.
@@ -187,7 +194,7 @@ export class DataParallel extends Module {
     // The replicas' terms are made last, so that backward (later nodes first) starts them before the main piece.
     let total = share(0) === 1 ? first : first.mul(share(0));
     outputs.forEach((loss, i) => {
-      if (run.grad && first.requiresGrad) loss.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
+      if (run.grad && first.requiresGrad) loss.gradFn = new Node("DataParallelBackward", [], DataParallel.replicaBackward, [], { dp: this, replica: used[i]!, id });
       total = total.add(share(i + 1) === 1 ? loss : loss.mul(share(i + 1)));
     });
     this.clock?.lap(GATHER);
@@ -263,6 +270,14 @@ export class DataParallel extends Module {
     }
     r.forwardId = id;
     this.request(r, ch.OP_FORWARD, flags);
+  }
+
+  /**
+   * A replica output's backward: a function made once with its replica in the node's ctx, not a
+   * closure per call, whose optimized code V8 would drop at each full collection (BackwardFn).
+   */
+  private static replicaBackward(g: Tensor, c: ReplicaBackward): [] {
+    return c.dp.startBackward(c.replica, g, c.id);
   }
 
   /** Starts a replica's backward; the gradients are collected once the whole backward pass is done. */
