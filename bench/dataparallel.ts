@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 300] [--rounds 3] [--only mlp|transformer] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer]
 // (node's options before the file, V8 flags included, apply to every ringtorch process it starts)
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
@@ -22,7 +22,7 @@ import { performance } from "node:perf_hooks";
 import * as rt from "../src/index.js";
 import { describePeer, findPeer, peerOutput, peerScript, runPeer, type Peer } from "./peer.js";
 import { median, printTable } from "./table.js";
-import { threadCpuNs } from "../src/nn/data_parallel/profile.js";
+import { lastThreadRunDelayNs, threadCpuNs } from "../src/nn/data_parallel/profile.js";
 import { TokenCrossEntropy } from "./workers/dp_loss.js";
 
 const { nn, optim } = rt;
@@ -33,11 +33,16 @@ const threads = option("--threads", 2);
 const steps = option("--steps", 20);
 const runs = option("--runs", 6);
 const rounds = option("--rounds", 3);
-// Each replica's thread has a JIT of its own, which goes on compiling (on V8's background threads,
-// taking the cores the replicas need) for a hundred steps and more: measured on the Transformer,
-// DataParallel's process CPU per step was 1.4x one thread's after 40 steps of warm-up and 1.05x
-// after 300. Every mode gets the same warm-up (300 steps) before it is timed.
-const warmup = option("--warmup", 300);
+// Each replica's thread has a JIT of its own. V8 optimizes a function once it has used up a budget
+// of interpreted bytecode a few times over, so a function called a few times a step (a module's
+// forward, an op's backward closure, DataParallel's own hand-off code) is first optimized hundreds
+// of steps in, on V8's background threads, which take the cores the replicas need: on the
+// Transformer (2026-11-28, traced with --trace-opt), DataParallel's two isolates completed 47, 38,
+// 31, 19, 11 TurboFan compiles in the 2nd to 6th hundred steps and 2-15 per hundred after 800; the
+// process's CPU above its threads' was 2.1-2.3 ms per step after 300 steps of warm-up and 0.6 after
+// 1000 (one thread: 1.8-2.0 and 1.5, its compiles running on the idle core). Every mode gets the
+// same warm-up before it is timed; 1000 steps time DataParallel as a long training run sees it.
+const warmup = option("--warmup", 1000);
 const TIMEOUT_MS = 900_000;
 
 interface Case {
@@ -82,6 +87,10 @@ interface Measured {
   cpuMs: number;
   /** Each thread's CPU ms per step: the main thread, then DataParallel's workers. */
   threadCpuMs: number[];
+  /** Each thread's run delay, ms per step: runnable but off its core (the same threads). */
+  runDelayMs: number[];
+  /** DataParallel's threads' wake-up latency after the other's signal, ms per step (main, then workers). */
+  wakeMs: number[];
   /** DataParallel's phase wall times per step (ms): the main thread's, then each worker's. */
   phases: Record<string, number>[];
 }
@@ -112,6 +121,7 @@ async function runHere(c: Case, mode: ModeName): Promise<Measured> {
   const rates: number[] = [];
   const cpu0 = process.cpuUsage();
   const main0 = threadCpuNs();
+  const delay0 = lastThreadRunDelayNs();
   for (let r = 0; r < runs; r++) {
     const t0 = performance.now();
     stepsOf(steps);
@@ -120,12 +130,15 @@ async function runHere(c: Case, mode: ModeName): Promise<Measured> {
   const used = process.cpuUsage(cpu0);
   const n = runs * steps;
   const mainCpuMs = (threadCpuNs() - main0) / 1e6 / n;
+  const mainDelayMs = (lastThreadRunDelayNs() - delay0) / 1e6 / n;
   const p = dp?.profile();
   await dp?.close();
   return {
     rate: median(rates),
     cpuMs: (used.user + used.system) / 1000 / n,
     threadCpuMs: [mainCpuMs, ...(p?.workers.map((w) => w.cpuMs) ?? [])],
+    runDelayMs: [mainDelayMs, ...(p?.workers.map((w) => w.runDelayMs) ?? [])],
+    wakeMs: p ? [p.main.wakeMs, ...p.workers.map((w) => w.wakeMs)] : [],
     phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
   };
 }
@@ -176,7 +189,8 @@ async function main(): Promise<void> {
     }
     const rate = (m: ModeName) => median(got[m].map((g) => g.rate));
     const cpu = (m: ModeName) => mean(got[m].map((g) => g.cpuMs));
-    const threadCpu = (m: ModeName) => got[m][0]!.threadCpuMs.map((_, i) => mean(got[m].map((g) => g.threadCpuMs[i]!)));
+    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
+    const threadCpu = (m: ModeName) => perThread(m, "threadCpuMs");
     const pOne = torch.one.length ? median(torch.one) : NaN;
     const pIntra = torch.intra.length ? median(torch.intra) : NaN;
     const best = Math.max(rate("dp"), rate("dpLoss"));
@@ -191,9 +205,11 @@ async function main(): Promise<void> {
       const phases = got[m][0]!.phases.map((_, i) => meanOf(got[m].map((g) => g.phases[i]!)));
       const text = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
       const cpus = threadCpu(m);
+      const delays = perThread(m, "runDelayMs");
+      const wakes = perThread(m, "wakeMs");
       profiles.push([
-        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds)`,
-        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} | wall: ${text(w)}`),
+        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running)`,
+        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)}, off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)} | wall: ${text(w)}`),
       ].join("\n"));
     }
   }

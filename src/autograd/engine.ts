@@ -5,7 +5,7 @@ import { clone, onesLike } from "../ops/creation.js";
 import { isGradEnabled, setGradEnabled } from "./grad_mode.js";
 import { AccumulateGrad, type Node } from "./node.js";
 import { gradEdge } from "./record.js";
-import { MaxHeap } from "./heap.js";
+import { returnHeap, takeHeap } from "./heap.js";
 import { TID_TRAIN, traceNow, traceSpan, tracing } from "../util/trace.js";
 
 export interface BackwardOptions {
@@ -51,7 +51,8 @@ export function runBackward(
 
   const pending = new Map<Node, Pending | null>();
   const rootNodes: Node[] = [];
-  roots.forEach((root, i) => {
+  for (let i = 0; i < roots.length; i++) {
+    const root = roots[i]!;
     const node = gradEdge(root);
     if (!node) {
       throw new Error(`backward: element ${i} of the outputs (${root.describe()}) does not require grad and has no gradFn`);
@@ -67,10 +68,10 @@ export function runBackward(
     }
     addPending(pending, node, g, false);
     rootNodes.push(node);
-  });
+  }
 
   const dependencies = countDependencies(rootNodes);
-  const ready = new MaxHeap<Node>((n) => n.priority);
+  const ready = takeHeap<Node>();
   for (const node of new Set(rootNodes)) if ((dependencies.get(node) ?? 0) === 0) ready.push(node);
 
   const previousGradMode = isGradEnabled();
@@ -104,18 +105,23 @@ export function runBackward(
       const results = grad ? node.apply(grad) : null;
       if (!retainGraph) node.release();
       if (owned && !createGraph && results && node.preHooks.length === 0 && !capture.has(node)) releaseIfDead(grad!, results);
-      node.next.forEach((nextNode, i) => {
-        if (!nextNode) return;
+      // A plain loop, not forEach with a closure made per node: such a closure's optimized code is
+      // dropped at any full collection that finds none alive (see BackwardFn in node.ts).
+      const next = node.next;
+      for (let i = 0; i < next.length; i++) {
+        const nextNode = next[i];
+        if (!nextNode) continue;
         const r = results?.[i] ?? null;
         if (r) addPending(pending, nextNode, r, isExclusive(r, grad!, results!));
         const left = dependencies.get(nextNode)! - 1;
         dependencies.set(nextNode, left);
         if (left === 0) ready.push(nextNode);
-      });
+      }
     }
     // Callbacks may queue more callbacks; run until none are left.
     for (let i = 0; i < callbacks.length; i++) callbacks[i]();
   } finally {
+    returnHeap(ready);
     finalCallbacks = outerCallbacks;
     setGradEnabled(previousGradMode);
     if (traceStart !== 0) traceSpan(TID_TRAIN, capture.size > 0 ? "autograd.grad" : "backward", traceStart);

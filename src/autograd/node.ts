@@ -1,7 +1,17 @@
 import type { GradFn, Tensor } from "../tensor/tensor.js";
 
-/** Computes the gradients of a node's inputs from the gradient of its output. */
-export type BackwardFn = (grad: Tensor) => readonly (Tensor | null)[];
+/**
+ * Computes the gradients of a node's inputs from the gradient of its output. `ctx` is what the op
+ * handed to record() with it (undefined when none).
+ *
+ * An op whose backward runs every step should be a function defined once, at module level, that
+ * reads what it needs from `ctx`, rather than a closure made at each call: V8 keeps a closure's
+ * optimized code only while a closure that has run it is alive. Backward closures are made in
+ * forward and run once in backward, so at a full collection (the arena asks for one every few
+ * dozen steps) none that has run is alive: the code is dropped, and each such closure runs
+ * unoptimized again until V8 compiles it again, on a background thread.
+ */
+export type BackwardFn<C = unknown> = (grad: Tensor, ctx: C) => readonly (Tensor | null)[];
 /** A hook on a gradient; if it returns a Tensor, that tensor replaces the gradient. */
 export type TensorHook = (grad: Tensor) => unknown;
 export type PostAccumulateGradHook = (param: Tensor) => void;
@@ -24,14 +34,19 @@ export class Node implements GradFn {
   readonly sequenceNr: number;
   /** Hooks on the output tensor's gradient (registerHook on a non-leaf, retainGrad). */
   readonly preHooks: TensorHook[] = [];
-  private backwardFn: BackwardFn | null;
+  private backwardFn: BackwardFn<never> | null;
+  /** What backwardFn reads (BackwardFn), or undefined. */
+  private ctx: unknown;
   private saved: SavedTensor[];
 
-  constructor(name: string, next: readonly (Node | null)[], backwardFn: BackwardFn | null, saved: readonly Tensor[]) {
+  constructor(name: string, next: readonly (Node | null)[], backwardFn: BackwardFn<never> | null, saved: readonly Tensor[], ctx?: unknown) {
     this.name = name;
     this.next = next;
     this.backwardFn = backwardFn;
-    this.saved = saved.map((tensor) => ({ tensor, version: tensor.storage.version }));
+    this.ctx = ctx;
+    const kept: SavedTensor[] = [];
+    for (const tensor of saved) kept.push({ tensor, version: tensor.storage.version });
+    this.saved = kept;
     this.sequenceNr = nextSequenceNr++;
   }
 
@@ -54,12 +69,13 @@ export class Node implements GradFn {
         );
       }
     }
-    return this.backwardFn(grad);
+    return (this.backwardFn as BackwardFn)(grad, this.ctx);
   }
 
-  /** Drops the backward closure and with it every tensor it captured. */
+  /** Drops the backward function and its ctx, and with them every tensor they held. */
   release(): void {
     this.backwardFn = null;
+    this.ctx = undefined;
     this.saved = [];
   }
 }

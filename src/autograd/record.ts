@@ -36,16 +36,18 @@ export function needsGradOf(a: Tensor, b?: Tensor): boolean {
 
 /**
  * Attaches a graph node to `out` when grad mode is on and an input requires grad.
- * `backward` receives d(loss)/d(out) and returns one gradient (or null) per input, in order;
- * it should capture only what the formula needs, and list in `saved` the tensors whose
- * in-place modification would make the gradient wrong.
+ * `backward` receives d(loss)/d(out) (and `ctx`) and returns one gradient (or null) per input, in
+ * order; it should capture (or find in `ctx`) only what the formula needs, and list in `saved` the
+ * tensors whose in-place modification would make the gradient wrong. Hot ops pass a module-level
+ * function and a `ctx` rather than a closure (see BackwardFn).
  */
-export function record(
+export function record<C>(
   out: Tensor,
   name: string,
   inputs: readonly (Tensor | null | undefined)[],
-  backward: BackwardFn,
+  backward: BackwardFn<C>,
   saved: readonly Tensor[] = [],
+  ctx?: C,
 ): Tensor {
   if (!needsGrad(inputs)) return out;
   for (const t of saved) {
@@ -53,7 +55,8 @@ export function record(
       throw new Error(`${name}: an inference tensor (${t.describe()}, made under inferenceMode) cannot be saved for backward, as in PyTorch; clone() it outside inferenceMode to get a normal tensor`);
     }
   }
-  const next = inputs.map((t) => (t ? gradEdge(t) : null));
-  out.gradFn = new Node(name, next, backward, saved);
+  const next: (Node | null)[] = [];
+  for (const t of inputs) next.push(t ? gradEdge(t) : null);
+  out.gradFn = new Node(name, next, backward as BackwardFn<never>, saved, ctx);
   return out;
 }

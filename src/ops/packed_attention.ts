@@ -55,15 +55,13 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
   const scale = 1 / Math.sqrt(hd);
 
   const x = contiguousData(qkv);
-  // Head i of q at row j: x[b, j, i·hd .. ] — strides [L·3E, hd, 3E] over [N, H, L], k and v E and 2E further on.
-  const head = (block: number): StridedView => ({ data: x.storage.data, offset: x.offset + block * e, strides: [l * e3, hd, e3] });
   let biasView: StridedView | null = null;
   if (bias) {
     const b4 = expand(bias.detach(), [n, h, l, l]);
     biasView = { data: b4.storage.data, offset: b4.offset, strides: b4.strides.slice() };
   }
   const [seedLo, seedHi] = dropoutSeeds(p, options.generator);
-  const args: AttentionArgs = { n, h, l, s: l, d: hd, dv: hd, q: head(0), k: head(1), v: head(2), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi };
+  const args: AttentionArgs = { n, h, l, s: l, d: hd, dv: hd, q: headOf(x, 0, hd), k: headOf(x, 1, hd), v: headOf(x, 2, hd), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi };
   const backend = getBackend();
   const y = emptyTensor(qkv.dtype, [n, h, l, hd]);
   const lse = emptyTensor(qkv.dtype, [n, h, l]);
@@ -72,29 +70,54 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
   const out = emptyTensor(qkv.dtype, [n, l, e]);
   backend.copy({ data: y.storage.data, offset: 0, strides: [h * l * hd, hd, l * hd, 1] }, [n, l, h, hd], out.storage.data, 0);
 
-  return record(
-    out,
-    "PackedSelfAttentionBackward",
-    [qkv],
-    (g) => {
-      if (isGradEnabled()) {
-        if (p > 0) throw new RangeError(`${where}: double backward through attention dropout is not supported`);
-        return [composedGrad(qkv, g, h, bias, causal, scale)];
-      }
-      // The kernel wants dout as [N, H, L, hd]; dq, dk and dv land in one [3, N, H, L, hd] buffer, so
-      // that one strided copy lays them out as d(qkv) [N, L, 3, H, hd] (every element written: no fill).
-      const gh = emptyTensor(qkv.dtype, [n, h, l, hd]);
-      backend.copy({ data: g.storage.data, offset: g.offset, strides: [g.strides[0], hd * g.strides[2], g.strides[1], g.strides[2]] }, [n, h, l, hd], gh.storage.data, 0);
-      const block = n * h * l * hd;
-      const d3 = emptyTensor(qkv.dtype, [3, n, h, l, hd]);
-      const dd = d3.storage.data;
-      backend.attentionBackward(args, y.storage.data, gh.storage.data, lse.storage.data, dd.subarray(0, block), dd.subarray(block, 2 * block), dd.subarray(2 * block));
-      const dqkv = emptyTensor(qkv.dtype, [n, l, e3]);
-      backend.copy({ data: dd, offset: 0, strides: [h * l * hd, hd, block, l * hd, 1] }, [n, l, 3, h, hd], dqkv.storage.data, 0);
-      return [dqkv];
-    },
-    [qkv],
-  );
+  const ctx: PackedAttentionContext = { qkv, x, h, bias, causal, scale, p, args, y, lse };
+  return record(out, "PackedSelfAttentionBackward", [qkv], packedSelfAttentionBackward, [qkv], ctx);
+}
+
+/** What packedSelfAttention's backward reads: one object of one shape per call. */
+interface PackedAttentionContext {
+  qkv: Tensor;
+  /** qkv's contiguous data, which args' q, k and v views read. */
+  x: Tensor;
+  h: number;
+  bias: Tensor | null;
+  causal: boolean;
+  scale: number;
+  p: number;
+  args: AttentionArgs;
+  /** The kernel's output [N, H, L, hd] and log-sum-exp [N, H, L], which its backward reads. */
+  y: Tensor;
+  lse: Tensor;
+}
+
+/** Head block `block` (0 q, 1 k, 2 v) of the contiguous [N, L, 3E] qkv x over [N, H, L]: head i of row j at x[b, j, E·block + i·hd ..], strides [L·3E, hd, 3E]. */
+function headOf(x: Tensor, block: number, hd: number): StridedView {
+  const l = x.shape[1]!;
+  const e3 = x.shape[2]!;
+  return { data: x.storage.data, offset: x.offset + (block * e3) / 3, strides: [l * e3, hd, e3] };
+}
+
+/** d(qkv) from d(out): a module-level function rather than a closure (see BackwardFn). */
+function packedSelfAttentionBackward(g: Tensor, c: PackedAttentionContext): Tensor[] {
+  const { qkv, h, args } = c;
+  if (isGradEnabled()) {
+    if (c.p > 0) throw new RangeError("packedSelfAttention: double backward through attention dropout is not supported");
+    return [composedGrad(qkv, g, h, c.bias, c.causal, c.scale)];
+  }
+  const [n, l, e3] = qkv.shape as [number, number, number];
+  const hd = e3 / 3 / h;
+  const backend = getBackend();
+  // The kernel wants dout as [N, H, L, hd]; dq, dk and dv land in one [3, N, H, L, hd] buffer, so
+  // that one strided copy lays them out as d(qkv) [N, L, 3, H, hd] (every element written: no fill).
+  const gh = emptyTensor(qkv.dtype, [n, h, l, hd]);
+  backend.copy({ data: g.storage.data, offset: g.offset, strides: [g.strides[0]!, hd * g.strides[2]!, g.strides[1]!, g.strides[2]!] }, [n, h, l, hd], gh.storage.data, 0);
+  const block = n * h * l * hd;
+  const d3 = emptyTensor(qkv.dtype, [3, n, h, l, hd]);
+  const dd = d3.storage.data;
+  backend.attentionBackward(args, c.y.storage.data, gh.storage.data, c.lse.storage.data, dd.subarray(0, block), dd.subarray(block, 2 * block), dd.subarray(2 * block));
+  const dqkv = emptyTensor(qkv.dtype, [n, l, e3]);
+  backend.copy({ data: dd, offset: 0, strides: [h * l * hd, hd, block, l * hd, 1] }, [n, l, 3, h, hd], dqkv.storage.data, 0);
+  return [dqkv];
 }
 
 /** True where packedSelfAttention computes what the split path would (dtype, sizes). */

@@ -204,7 +204,9 @@ describe("nn.DataParallel on worker threads", () => {
     // Each replica did work on each call: its forward and backward took time, on its own thread.
     assert.ok(p.workers[0]!.wallMs.forward > 0 && p.workers[0]!.wallMs.backward > 0);
     assert.ok(p.main.wallMs.forward > 0);
-    for (const v of [...Object.values(p.main.wallMs), ...Object.values(p.workers[0]!.wallMs), p.main.cpuMs, p.workers[0]!.cpuMs]) assert.ok(Number.isFinite(v) && v >= 0);
+    for (const t of [p.main, p.workers[0]!]) {
+      for (const v of [...Object.values(t.wallMs), t.cpuMs, t.runDelayMs, t.wakeMs]) assert.ok(Number.isFinite(v) && v >= 0, JSON.stringify(t));
+    }
   });
 
   it("refuses what it cannot do, saying why", () => {

@@ -12,7 +12,7 @@ import { Module } from "../module.js";
 import { setNumThreads } from "../../backend/num_threads.js";
 import { encodeModule } from "./replica_codec.js";
 import * as ch from "./channel.js";
-import { MAIN_PHASES, PhaseClock, readProfile, WORKER_PHASES, type DataParallelProfile } from "./profile.js";
+import { ANSWERED_AT, MAIN_PHASES, PhaseClock, readProfile, REQUESTED_AT, WORKER_PHASES, type DataParallelProfile } from "./profile.js";
 
 export interface DataParallelOptions {
   /** Replicas, the main thread's included (default 2): the batch is cut into this many pieces. */
@@ -52,6 +52,13 @@ interface Replica {
   forwardId: number;
   /** The worker's phase times (profile option). */
   clock: PhaseClock | null;
+}
+
+/** What a replica output's graph node hands its backward: the replica and the call it ran. */
+interface ReplicaBackward {
+  dp: DataParallel;
+  replica: Replica;
+  id: number;
 }
 
 type Message = {
@@ -99,6 +106,11 @@ export class DataParallel extends Module {
   private forwards = 0;
   private readonly clock: PhaseClock | null;
   private profiledCalls = 0;
+  /**
+   * Made once: a closure made at each call would be a new function every step, whose optimized
+   * code V8 drops at each full collection (no live closure holds it) and compiles again.
+   */
+  private readonly collectAfterBackward = (): void => this.collectGradients();
 
   constructor(module: Module, options: DataParallelOptions = {}) {
     super();
@@ -146,7 +158,7 @@ export class DataParallel extends Module {
     clock?.start();
     if (run.grad && run.first.requiresGrad) {
       outputs.forEach((out, i) => {
-        out.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
+        out.gradFn = new Node("DataParallelBackward", [], DataParallel.replicaBackward, [], { dp: this, replica: used[i]!, id });
       });
     }
     // cat copies: the replicas' output buffers are theirs to overwrite at the next call.
@@ -182,7 +194,7 @@ export class DataParallel extends Module {
     // The replicas' terms are made last, so that backward (later nodes first) starts them before the main piece.
     let total = share(0) === 1 ? first : first.mul(share(0));
     outputs.forEach((loss, i) => {
-      if (run.grad && first.requiresGrad) loss.gradFn = new Node("DataParallelBackward", [], (g) => this.startBackward(used[i]!, g, id), []);
+      if (run.grad && first.requiresGrad) loss.gradFn = new Node("DataParallelBackward", [], DataParallel.replicaBackward, [], { dp: this, replica: used[i]!, id });
       total = total.add(share(i + 1) === 1 ? loss : loss.mul(share(i + 1)));
     });
     this.clock?.lap(GATHER);
@@ -260,6 +272,14 @@ export class DataParallel extends Module {
     this.request(r, ch.OP_FORWARD, flags);
   }
 
+  /**
+   * A replica output's backward: a function made once with its replica in the node's ctx, not a
+   * closure per call, whose optimized code V8 would drop at each full collection (BackwardFn).
+   */
+  private static replicaBackward(g: Tensor, c: ReplicaBackward): [] {
+    return c.dp.startBackward(c.replica, g, c.id);
+  }
+
   /** Starts a replica's backward; the gradients are collected once the whole backward pass is done. */
   private startBackward(r: Replica, g: Tensor, id: number): [] {
     if (r.forwardId !== id) {
@@ -271,7 +291,7 @@ export class DataParallel extends Module {
     r.forwardId = 0;
     this.request(r, ch.OP_BACKWARD, 0);
     this.clock?.lap(SEND_GRAD);
-    if (this.backwardPending.length === 0) queueCallback(() => this.collectGradients());
+    if (this.backwardPending.length === 0) queueCallback(this.collectAfterBackward);
     this.backwardPending.push(r);
     return [];
   }
@@ -321,8 +341,8 @@ export class DataParallel extends Module {
   resetProfile(): void {
     this.profiledCalls = 0;
     this.clock?.addCpu();
-    this.clock?.totals.fill(0);
-    for (const r of this.replicas) r.clock?.totals.fill(0);
+    this.clock?.reset();
+    for (const r of this.replicas) r.clock?.reset();
   }
 
   /** Sends the module again where a parameter's memory was replaced (module.to(), loadStateDict with assign). */
@@ -352,6 +372,7 @@ export class DataParallel extends Module {
     const c = r.ctrl;
     c[ch.OP] = op;
     c[ch.FLAGS] = flags;
+    if (r.clock) PhaseClock.stamp(r.clock.totals, REQUESTED_AT);
     Atomics.add(c, ch.CMD, 1);
     Atomics.notify(c, ch.CMD);
   }
@@ -361,13 +382,16 @@ export class DataParallel extends Module {
     const c = r.ctrl;
     const expected = Atomics.load(c, ch.CMD);
     const deadline = Date.now() + this.timeoutMs;
+    let blocked = false;
     for (;;) {
       const done = Atomics.load(c, ch.DONE);
       if (done === expected) break;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
       Atomics.wait(c, ch.DONE, done, Math.min(left, 1000));
+      blocked = true;
     }
+    if (blocked && this.clock && r.clock) this.clock.woke(r.clock.totals, ANSWERED_AT);
     const status = c[ch.STATUS]!;
     if (status === ch.S_OK) return;
     if (status === ch.S_EXITED) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) exited during its ${what}`);

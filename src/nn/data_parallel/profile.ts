@@ -18,8 +18,19 @@ export interface ThreadProfile<P extends string> {
   wallMs: Record<P, number>;
   /** This thread's CPU time per call, in ms (the main thread's includes whatever else it ran between calls: the loss, the optimizer). */
   cpuMs: number;
+  /**
+   * Milliseconds per call this thread was runnable but off its core, waiting for the kernel to run
+   * it (schedstat's run delay): time the other threads of the machine (the other replica, V8's
+   * compiler and GC helpers, other processes) took from it.
+   */
+  runDelayMs: number;
+  /**
+   * Milliseconds per call from the other thread's signal (Atomics.notify with an answer or a
+   * request) to this thread running again, summed over the waits that blocked: the hand-off's own
+   * latency, run delay included. A wait's wall time less this is the other thread still working.
+   */
+  wakeMs: number;
 }
-
 export interface DataParallelProfile {
   /** Forward calls measured. */
   calls: number;
@@ -31,9 +42,11 @@ export interface DataParallelProfile {
 // Module state is per thread (each worker has its own), and so is the file: opened once, read with
 // pread (a few µs; opening it each time cost ten times that).
 let schedstat: number | null | undefined;
-const digits = Buffer.alloc(64);
+const digits = Buffer.alloc(96);
+/** The run delay read by the last threadCpuNs() call, in ns. */
+let lastRunDelayNs = 0;
 
-/** This thread's CPU time in ns (0 where /proc is not there). */
+/** This thread's CPU time in ns (0 where /proc is not there); its run delay is left in lastRunDelayNs. */
 export function threadCpuNs(): number {
   if (schedstat === undefined) {
     try {
@@ -43,48 +56,112 @@ export function threadCpuNs(): number {
     }
   }
   if (schedstat === null) return 0;
+  // "<cpu ns> <run delay ns> <timeslices>"
   const n = readSync(schedstat, digits, 0, digits.length, 0);
+  let i = 0;
   let ns = 0;
-  for (let i = 0; i < n && digits[i] !== 32; i++) ns = ns * 10 + (digits[i]! - 48);
+  for (; i < n && digits[i] !== 32; i++) ns = ns * 10 + (digits[i]! - 48);
+  let delay = 0;
+  for (i++; i < n && digits[i] !== 32; i++) delay = delay * 10 + (digits[i]! - 48);
+  lastRunDelayNs = delay;
   return ns;
 }
 
-/** Accumulates wall ns per phase, and this thread's CPU ns, into shared memory (the main thread reads a worker's). */
-export class PhaseClock {
-  private wall = 0;
-  private cpu = threadCpuNs();
+/** The run delay (ns) that the last threadCpuNs() call on this thread read. */
+export function lastThreadRunDelayNs(): number {
+  return lastRunDelayNs;
+}
 
-  /** totals: one slot per phase, then one for CPU time. */
-  constructor(readonly totals: Float64Array) {}
+/**
+ * A time stamp comparable across threads, in ns: CLOCK_MONOTONIC through process.hrtime, one clock
+ * for the whole process (performance.now() counts from each thread's own start).
+ */
+export function monotonicNs(): number {
+  return Number(process.hrtime.bigint());
+}
+
+/** Slots of a clock's shared totals after its phases: what it accumulates, then two time stamps. */
+const CPU = 0, RUN_DELAY = 1, WAKE = 2, ACCUMULATED = 3;
+/** The time stamps (monotonicNs) of the last signal each side sent: the worker's answer, the main thread's request. */
+export const ANSWERED_AT = 3, REQUESTED_AT = 4;
+const SLOTS = 5;
+
+/**
+ * Accumulates wall ns per phase, this thread's CPU and run delay ns, and its wake-up latencies, into
+ * shared memory (the main thread reads a worker's). A worker's totals also carry the time stamps of
+ * the last signals between it and the main thread (ANSWERED_AT, REQUESTED_AT), from which the side
+ * that waited computes its wake-up latency.
+ */
+export class PhaseClock {
+  /**
+   * The last lap's wall time (ms), CPU time and run delay (ns), in a Float64Array rather than
+   * number fields: a field that held a small integer first (0, or a thread's CPU ns below 2^31)
+   * and a fractional or larger number later changed its representation, which replaced the
+   * object's hidden class and deoptimized every caller that had inlined start()/lap()
+   * (data_parallel.ts's forward, scatterRun, startBackward, collectGradients) once, some hundred
+   * steps in.
+   */
+  private readonly marks = new Float64Array(3);
+  /** Where the accumulated slots start (after the phases). */
+  private readonly base: number;
+
+  /** totals: one slot per phase, then CPU, run delay, wake, and the two time stamps. */
+  constructor(readonly totals: Float64Array) {
+    this.base = totals.length - SLOTS;
+    this.marks[1] = threadCpuNs();
+    this.marks[2] = lastRunDelayNs;
+  }
 
   static create(phases: number): PhaseClock {
-    return new PhaseClock(new Float64Array(new SharedArrayBuffer(8 * (phases + 1))));
+    return new PhaseClock(new Float64Array(new SharedArrayBuffer(8 * (phases + SLOTS))));
   }
 
   /** Starts timing the next phase. */
   start(): void {
-    this.wall = performance.now();
+    this.marks[0] = performance.now();
   }
 
   /** Ends phase `i` (counted since the last start or lap) and starts the next. */
   lap(i: number): void {
     const wall = performance.now();
-    this.totals[i] += (wall - this.wall) * 1e6;
-    this.wall = wall;
+    this.totals[i] += (wall - this.marks[0]!) * 1e6;
+    this.marks[0] = wall;
   }
 
-  /** Adds this thread's CPU time since the last call. */
+  /** Adds this thread's CPU time and run delay since the last call. */
   addCpu(): void {
     const cpu = threadCpuNs();
-    this.totals[this.totals.length - 1] += cpu - this.cpu;
-    this.cpu = cpu;
+    const delay = lastRunDelayNs;
+    this.totals[this.base + CPU] += cpu - this.marks[1]!;
+    this.totals[this.base + RUN_DELAY] += delay - this.marks[2]!;
+    this.marks[1] = cpu;
+    this.marks[2] = delay;
+  }
+
+  /** Records now as the time of a signal, in slot `at` (ANSWERED_AT or REQUESTED_AT) of `totals`. */
+  static stamp(totals: Float64Array, at: number): void {
+    totals[totals.length - SLOTS + at] = monotonicNs();
+  }
+
+  /** Adds the time since the signal stamped in slot `at` of `totals` to this thread's wake-up latency. */
+  woke(totals: Float64Array, at: number): void {
+    const sent = totals[totals.length - SLOTS + at]!;
+    if (sent > 0) this.totals[this.base + WAKE] += monotonicNs() - sent;
+  }
+
+  /** Zeroes what was accumulated (not the time stamps, which a signal in flight may still need). */
+  reset(): void {
+    this.totals.fill(0, 0, this.base + ACCUMULATED);
   }
 }
 
 export function readProfile<P extends string>(names: readonly P[], totals: Float64Array, calls: number): ThreadProfile<P> {
   const per = Math.max(calls, 1) * 1e6;
+  const base = totals.length - SLOTS;
   return {
     wallMs: Object.fromEntries(names.map((name, i) => [name, totals[i]! / per])) as Record<P, number>,
-    cpuMs: totals[names.length]! / per,
+    cpuMs: totals[base + CPU]! / per,
+    runDelayMs: totals[base + RUN_DELAY]! / per,
+    wakeMs: totals[base + WAKE]! / per,
   };
 }

@@ -10,7 +10,7 @@ import * as rt from "../../index.js";
 import { copyInPlace } from "../../ops/elementwise.js";
 import { decodeModule } from "./replica_codec.js";
 import * as ch from "./channel.js";
-import { PhaseClock, WORKER_PHASES } from "./profile.js";
+import { ANSWERED_AT, PhaseClock, REQUESTED_AT, WORKER_PHASES } from "./profile.js";
 import type { Module } from "../module.js";
 import type { Parameter } from "../parameter.js";
 
@@ -55,6 +55,7 @@ let closed = false;
 function answer(message?: object): void {
   if (message) port.postMessage(message);
   ctrl[ch.STATUS] = message ? ((message as { error?: unknown }).error ? ch.S_ERROR : ch.S_MESSAGE) : ch.S_OK;
+  if (clock) PhaseClock.stamp(setup.profile!, ANSWERED_AT);
   Atomics.store(ctrl, ch.DONE, seen);
   Atomics.notify(ctrl, ch.DONE);
   clock?.addCpu();
@@ -142,6 +143,8 @@ function backward(): void {
 /** Runs one request; false once the main thread has closed this replica. */
 function handle(): boolean {
   clock?.lap(IDLE);
+  if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
+  waited = false;
   try {
     const op = ctrl[ch.OP]!;
     let message: object | undefined;
@@ -169,7 +172,10 @@ function handle(): boolean {
 // Waiting in Atomics.waitAsync holds no handle: this keeps the thread's event loop from ending.
 const keepAlive = setInterval(() => {}, 1 << 30);
 let lastYield = performance.now();
+/** This thread blocked (or went back to its event loop) before the request now taken: its wake-up is profiled. */
+let waited = false;
 function loop(): void {
+  waited = true;
   for (;;) {
     const cmd = Atomics.load(ctrl, ch.CMD);
     if (cmd !== seen) {
@@ -182,7 +188,9 @@ function loop(): void {
       setImmediate(loop);
       return;
     }
-    if (Atomics.wait(ctrl, ch.CMD, seen, WAIT_SYNC_MS) === "timed-out") {
+    const woken = Atomics.wait(ctrl, ch.CMD, seen, WAIT_SYNC_MS);
+    if (woken === "ok") waited = true;
+    if (woken === "timed-out") {
       lastYield = performance.now();
       const waiting = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync(ctrl, ch.CMD, seen);
       if (waiting.async) void (waiting.value as Promise<unknown>).then(loop);
