@@ -70,20 +70,19 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
   const out = emptyTensor(qkv.dtype, [n, l, e]);
   backend.copy({ data: y.storage.data, offset: 0, strides: [h * l * hd, hd, l * hd, 1] }, [n, l, h, hd], out.storage.data, 0);
 
-  const ctx: PackedAttentionContext = { qkv, x, h, bias, causal, scale, p, args, y, lse };
+  const ctx: PackedAttentionContext = { qkv, h, bias, causal, scale, p, args, y, lse };
   return record(out, "PackedSelfAttentionBackward", [qkv], packedSelfAttentionBackward, [qkv], ctx);
 }
 
 /** What packedSelfAttention's backward reads: one object of one shape per call. */
 interface PackedAttentionContext {
   qkv: Tensor;
-  /** qkv's contiguous data, which args' q, k and v views read. */
-  x: Tensor;
   h: number;
   bias: Tensor | null;
   causal: boolean;
   scale: number;
   p: number;
+  /** The forward kernel's arguments; their q, k and v views keep qkv's contiguous data alive. */
   args: AttentionArgs;
   /** The kernel's output [N, H, L, hd] and log-sum-exp [N, H, L], which its backward reads. */
   y: Tensor;
