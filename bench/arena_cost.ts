@@ -9,6 +9,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
+import { secondsOn } from "./clock.js";
 import { median, printTable } from "./table.js";
 
 const args = process.argv.slice(2);
@@ -31,11 +32,13 @@ function child(caseIndex: number, calls: number, bytes: number): void {
   if (!addon?.arenaCostBench) throw new Error(`arena_cost: the native addon has no arenaCostBench (${nativeUnavailableReason() ?? "rebuild with npm run build:native"})`);
   if (caseIndex === CASES.length) {
     const sab = new SharedArrayBuffer(bytes);
-    let view: Float32Array | null = null;
-    const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) * 1e3; };
-    const t0 = cpu();
-    for (let i = 0; i < calls; i++) view = new Float32Array(sab, 0, bytes / 4);
-    console.log(((cpu() - t0) / calls).toFixed(1), view!.length > 0 ? "" : "");
+    const cpuSeconds = secondsOn("cpu");
+    let views = 0;
+    const t0 = cpuSeconds();
+    for (let i = 0; i < calls; i++) views += new Float32Array(sab, 0, bytes / 4).length; // used, so not optimized away
+    const ns = ((cpuSeconds() - t0) * 1e9) / calls;
+    if (views !== calls * (bytes / 4)) throw new Error("arena_cost: a view had the wrong length");
+    console.log(ns.toFixed(1));
     return;
   }
   addon.arenaCostBench(calls / 10, bytes, caseIndex);  // warm-up

@@ -122,9 +122,8 @@ for (const m of MICROBATCHES) {
     if (perStep.length > 0) {
       medianStep(perStep).forEach((b: IdleBreakdown, rank) => {
         const ms = (v: number) => v.toFixed(1);
-        const { sched, gcPerStep, actionMs, actionCpuMs } = [r0, r1][rank]!;
+        const { sched, gcPerStep, actionMs, actionCpuMs, ideal } = [r0, r1][rank]!;
         const simulatedMs = b.computeMs + b.slotsMs + b.imbalanceMs;
-        const ideal = [r0, r1][rank]!.ideal;
         idleRows.push([
           schedule, String(m), String(rank), ms(b.stepMs), ms(b.computeMs), ms(b.idleMs), ms(b.slotsMs), ms(b.imbalanceMs), ms(b.excessMs),
           ms(b.peerLateMs), ms(b.pickupMs), ms(b.transferMs), ms(b.noticeMs), ms(b.outsideMs), (1 - b.computeMs / b.stepMs).toFixed(2),
