@@ -212,7 +212,7 @@ export class Agent {
     const redirected = streamsToFile(config.redirects, localRank);
     const teed = streamsToFile(config.tee, localRank);
     const shown = config.localRanksFilter === undefined || config.localRanksFilter.has(localRank);
-    const { command, args } = workerCommand(config.entry, config.scriptArgs);
+    const { command, args } = workerCommand(config.entry, config.scriptArgs, config.nodeSnapshot);
     return {
       rank,
       localRank,

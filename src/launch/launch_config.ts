@@ -4,6 +4,7 @@ import { availableParallelism, hostname } from "node:os";
 import { resolve } from "node:path";
 import { FLAGS, UsageError, type ParsedArgs } from "./cli_options.js";
 import { detectCluster } from "./cluster_env.js";
+import { snapshotKeptByEnv } from "./node_snapshot.js";
 import { readTokenFileEnv } from "../distributed/token_file.js";
 
 /** What the workers run: a script file, a module specifier (-m), an executable (--no-python), or a script run from ringrun's entry (--run-path). */
@@ -53,6 +54,8 @@ export interface LaunchConfig {
   readonly token: string;
   /** --trace (or RINGTORCH_TRACE): where the workers write their timelines, merged at the end. */
   readonly traceDir: string | undefined;
+  /** --node-snapshot: workers keep Node's startup snapshot (node_snapshot.ts says what it costs). */
+  readonly nodeSnapshot: boolean;
   /** Lines worth telling the user once (where a value came from). */
   readonly notes: readonly string[];
 }
@@ -143,6 +146,7 @@ export function resolveConfig(parsed: ParsedArgs, env: NodeJS.ProcessEnv, cwd: s
     localAddr: fromUser("local-addr") ?? hostname(),
     token,
     traceDir: traceDir(fromUser("trace") ?? env.RINGTORCH_TRACE, cwd),
+    nodeSnapshot: flag("node-snapshot") || usage(() => snapshotKeptByEnv(env)),
     notes,
   };
 }
@@ -151,6 +155,14 @@ function traceDir(value: string | undefined, cwd: string): string | undefined {
   if (value === undefined) return undefined;
   if (value.trim() === "") throw new UsageError("--trace expects the folder to write the trace into, got an empty value");
   return resolve(cwd, value);
+}
+
+function usage<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 function tokenFromFile(env: NodeJS.ProcessEnv): string | undefined {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { serialize } from "node:v8";
 import { TCPStoreServer } from "../distributed/store/tcp_store.js";
 import { checkArity, checkOptions } from "../util/options.js";
+import { snapshotFlags } from "./node_snapshot.js";
 import { SpawnContext } from "./spawn_context.js";
 import { runSpawnedChild, spawnedRank, SPAWN_ARGS_ENV, SPAWN_FN_ENV, SPAWN_RANK_ENV } from "./spawn_child.js";
 import { workerPreloadUrl } from "./worker_command.js";
@@ -36,7 +37,9 @@ export interface SpawnOptions<A extends unknown[]> {
  * arguments. A child that throws fails the whole spawn: the others are stopped and the call
  * rejects with a ProcessRaisedException naming the rank and carrying its stack. Children are
  * stopped when this process gets SIGINT/SIGTERM/SIGHUP or exits, and end themselves when it
- * disappears (the lifeline of worker_preload.ts), so none is left behind.
+ * disappears (the lifeline of worker_preload.ts), so none is left behind. Children start with
+ * `--no-node-snapshot` unless this process's node flags, NODE_OPTIONS or RINGTORCH_NODE_SNAPSHOT=1
+ * choose otherwise (node_snapshot.ts).
  */
 export async function spawn<A extends unknown[]>(fn: (rank: number, ...args: A) => unknown, options: SpawnOptions<A> = {}): Promise<SpawnContext | undefined> {
   checkArity("spawn", arguments, 2, "await spawn(fn, { nprocs, args, join })");
@@ -58,8 +61,10 @@ export async function spawn<A extends unknown[]>(fn: (rank: number, ...args: A) 
   const token = randomBytes(24).toString("hex");
   const store = await TCPStoreServer.listen({ host: "127.0.0.1", port: 0, token });
   const runId = randomUUID();
-  // The parent's own flags (tsx's loader, --conditions) come along; --test would rerun a test file as tests.
-  const nodeFlags = [...process.execArgv.filter((f) => !f.startsWith("--test")), "--import", workerPreloadUrl];
+  // The parent's own flags (tsx's loader, --conditions) come along; --test would rerun a test file as
+  // tests. --no-node-snapshot makes the children's scavenges cheap (node_snapshot.ts).
+  const ownFlags = process.execArgv.filter((f) => !f.startsWith("--test"));
+  const nodeFlags = [...snapshotFlags(ownFlags, process.env), ...ownFlags, "--import", workerPreloadUrl];
   const specs: WorkerSpec[] = Array.from({ length: nprocs }, (_, rank) => {
     const logDir = join(dir, String(rank));
     mkdirSync(logDir, { mode: 0o700 });

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import type { Entry } from "./launch_config.js";
+import { snapshotFlags } from "./node_snapshot.js";
 
 export interface WorkerCommand {
   readonly command: string;
@@ -23,18 +24,24 @@ const tsxLoaderUrl = pathToFileURL(createRequire(import.meta.url).resolve("tsx")
  * watches ringrun. -m imports a module specifier resolved from the working directory (what
  * `--eval` code resolves against); --no-python runs the executable as it is. A script file runs
  * as an ES module even in a folder whose package.json is CommonJS (esm_entry.ts), so that the
- * top-level await of a training script works in a project made by `npm init -y`.
+ * top-level await of a training script works in a project made by `npm init -y`. Workers start
+ * without Node's startup snapshot (node_snapshot.ts) unless `keepSnapshot` or the user's flags say.
  */
-export function workerCommand(entry: Entry, scriptArgs: readonly string[]): WorkerCommand {
+export function workerCommand(entry: Entry, scriptArgs: readonly string[], keepSnapshot = false): WorkerCommand {
   if (entry.kind === "executable") return { command: entry.command, args: [...scriptArgs] };
-  const nodeFlags = [...(fromSource ? ["--conditions=source"] : []), "--import", tsxLoaderUrl, "--import", workerPreloadUrl];
+  const inherited = entry.kind === "run-path" ? process.execArgv : [];
+  const nodeFlags = [
+    ...snapshotFlags(inherited, process.env, keepSnapshot),
+    ...(fromSource ? ["--conditions=source"] : []),
+    "--import", tsxLoaderUrl, "--import", workerPreloadUrl,
+  ];
   switch (entry.kind) {
     case "script":
       return { command: process.execPath, args: [...nodeFlags, "--import", esmEntryUrl, entry.path, ...scriptArgs] };
     case "module":
       return { command: process.execPath, args: [...nodeFlags, ...importEntry(entry.specifier, entry.specifier), ...scriptArgs] };
     case "run-path":
-      return { command: process.execPath, args: [...process.execArgv, ...nodeFlags, ...importEntry(pathToFileURL(entry.path).href, entry.path), ...scriptArgs] };
+      return { command: process.execPath, args: [...inherited, ...nodeFlags, ...importEntry(pathToFileURL(entry.path).href, entry.path), ...scriptArgs] };
   }
 }
 

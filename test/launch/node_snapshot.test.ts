@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { snapshotFlags } from "../../src/launch/node_snapshot.js";
+import { repoRoot, runRingrun } from "./helpers.js";
+
+const fixture = join(repoRoot, "test/launch/fixtures/node_flags.ts");
+const NO = "--no-node-snapshot";
+
+interface Seen {
+  execArgv: string[];
+  sum: number;
+  thread: boolean;
+}
+
+function seenIn(stdout: string): Seen[] {
+  return stdout.split("\n").flatMap((l) => {
+    const m = /FLAGS \d+ (\{.*\})$/.exec(l);
+    return m ? [JSON.parse(m[1]!) as Seen] : [];
+  });
+}
+
+// The fixture's x + x summed, with plain numbers (exact in float32 at this size).
+let WANT_SUM = 0;
+for (let i = 0; i < 65536; i++) WANT_SUM += 2 * (i % 7);
+
+function check(seen: Seen[], n: number, hasFlag: boolean, output: string): void {
+  assert.equal(seen.length, n, output);
+  for (const s of seen) {
+    assert.equal(s.execArgv.includes(NO), hasFlag, `execArgv ${JSON.stringify(s.execArgv)}`);
+    assert.equal(s.sum, WANT_SUM);
+    assert.ok(s.thread, "the worker thread did not answer");
+  }
+}
+
+describe("snapshotFlags", () => {
+  it("adds --no-node-snapshot unless the node flags, NODE_OPTIONS or RINGTORCH_NODE_SNAPSHOT choose", () => {
+    assert.deepEqual(snapshotFlags(["--import", "tsx"], {}), [NO]);
+    assert.deepEqual(snapshotFlags(["--node-snapshot"], {}), []);
+    assert.deepEqual(snapshotFlags([NO], {}), []);
+    assert.deepEqual(snapshotFlags(["--snapshot-blob=x.blob"], {}), []);
+    assert.deepEqual(snapshotFlags([], { NODE_OPTIONS: "--max-old-space-size=4096  --node-snapshot" }), []);
+    assert.deepEqual(snapshotFlags([], { NODE_OPTIONS: "--max-old-space-size=4096" }), [NO]);
+    assert.deepEqual(snapshotFlags([], { RINGTORCH_NODE_SNAPSHOT: "1" }), []);
+    assert.deepEqual(snapshotFlags([], { RINGTORCH_NODE_SNAPSHOT: "0" }), [NO]);
+    assert.deepEqual(snapshotFlags([], {}, true), []);
+    assert.throws(() => snapshotFlags([], { RINGTORCH_NODE_SNAPSHOT: "yes please" }), /RINGTORCH_NODE_SNAPSHOT: expected 1/);
+  });
+});
+
+describe("processes ringtorch starts run without Node's startup snapshot", { concurrency: 1 }, () => {
+  it("ringrun's ranks have --no-node-snapshot; --node-snapshot and NODE_OPTIONS keep Node's default", async () => {
+    const base = ["--standalone", "--nproc-per-node", "2"];
+    const plain = await runRingrun([...base, fixture]);
+    assert.equal(plain.code, 0, plain.stderr);
+    check(seenIn(plain.stdout), 2, true, plain.stdout + plain.stderr);
+    const kept = await runRingrun([...base, "--node-snapshot", fixture]);
+    assert.equal(kept.code, 0, kept.stderr);
+    check(seenIn(kept.stdout), 2, false, kept.stdout + kept.stderr);
+    const user = await runRingrun(["--standalone", "--nproc-per-node", "1", fixture], { NODE_OPTIONS: "--node-snapshot" });
+    assert.equal(user.code, 0, user.stderr);
+    check(seenIn(user.stdout), 1, false, user.stdout + user.stderr);
+  });
+
+  it("ringrun refuses a RINGTORCH_NODE_SNAPSHOT it cannot read", async () => {
+    const r = await runRingrun(["--standalone", fixture], { RINGTORCH_NODE_SNAPSHOT: "maybe" });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /RINGTORCH_NODE_SNAPSHOT: expected 1/);
+  });
+
+  for (const [parentFlags, hasFlag, what] of [
+    [[], true, "spawn()'s children have it"],
+    [["--node-snapshot"], false, "a parent started with --node-snapshot passes its choice on"],
+  ] as const) {
+    it(what, () => {
+      const env = { ...process.env };
+      for (const key of ["RINGTORCH_STORE_TOKEN", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "NODE_OPTIONS"]) delete env[key];
+      const r = spawnSync(process.execPath, [...parentFlags, "--import", "tsx", "--conditions=source", fixture, "spawn"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      const seen = seenIn(r.stdout);
+      check(seen, 1, hasFlag, r.stdout + r.stderr);
+      if (!hasFlag) assert.ok(seen[0]!.execArgv.includes("--node-snapshot"));
+    });
+  }
+});
