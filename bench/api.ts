@@ -198,6 +198,12 @@ function main(): void {
     dropKernel();
     return { pub, ker };
   });
+  const policy = memoryPool.policy();
+  if (policy) {
+    const how = policy.minBudget === policy.budget ? "fixed by RINGTORCH_ARENA_BUDGET_MB" : `chosen from the scavenges' cost, between ${policy.minBudget / 2 ** 20} and ${policy.budget / 2 ** 20} MB`;
+    const snapshot = process.execArgv.includes("--no-node-snapshot") || /--no-node-snapshot/.test(process.env.NODE_OPTIONS ?? "") ? "--no-node-snapshot" : "Node's startup snapshot (run with --no-node-snapshot for cheaper scavenges)";
+    console.log(`arena: forced scavenges ${policy.scavengeMicros.toFixed(0)} µs (average), budget ${(policy.budgetNow / 2 ** 20).toFixed(2)} MB (${how}); ${snapshot}`);
+  }
   const theirs = peerTimes(cases);
   cases.forEach(([op, shape], i) => {
     const s = shapeOf(op, shape.reduce((p, q) => p * q, 4))!;

@@ -42,8 +42,14 @@ export interface ArenaStats {
 
 /** The arena's collection policy, in bytes (from the environment at startup; see Arena). */
 export interface ArenaPolicy {
-  /** Bytes handed out between two scavenges, when no free block fits (RINGTORCH_ARENA_BUDGET_MB). */
+  /** The most bytes handed out between two scavenges, when no free block fits (RINGTORCH_ARENA_BUDGET_MB, which also fixes it). */
   budget: number;
+  /** The budget this thread uses now: chosen from what its scavenges cost, between minBudget and budget. */
+  budgetNow: number;
+  /** The least budget the measured scavenges may choose (the budget itself when RINGTORCH_ARENA_BUDGET_MB fixes it). */
+  minBudget: number;
+  /** This thread's forced scavenges, µs of wall time: an exponential average (NaN before the first). */
+  scavengeMicros: number;
   /** Growth of what a thread holds, since its last full collection, that starts another (RINGTORCH_ARENA_FULL_MB). */
   fullMin: number;
   /** Free bytes kept for reuse (RINGTORCH_POOL_MB). */
@@ -64,6 +70,9 @@ type Collect = (options?: { type: "minor" | "major" }) => void;
  * loop's few live objects) and goes on: the loop's dead tensors come back, and it cycles through a
  * few megabytes that stay in cache. The budget is BASE_BUDGET, or LARGE_BLOCKS blocks of the size
  * asked for when that is more, so that a loop over large tensors pays one scavenge per few calls.
+ * Unless RINGTORCH_ARENA_BUDGET_MB fixes it, BASE_BUDGET is chosen from what this thread's forced
+ * scavenges cost (budgetFor): cheap ones (--no-node-snapshot, src/launch/node_snapshot.ts) buy a
+ * smaller budget whose blocks stay nearer the core, dear ones keep the larger.
  *
  * A tensor alive at two scavenges (an activation kept for backward, a tensor kept across a few
  * calls) is promoted to V8's old generation, and its block comes back only from a full collection.
@@ -97,8 +106,27 @@ function policyNumber(name: string, fallback: number): number {
  * but quiet, by the wall clock, 4 against 8 MB alternated twice was no consistent win for the
  * API's 64 KB-1 MB ops (README, Tensor memory), so 4 MB stays an option (RINGTORCH_ARENA_BUDGET_MB=4).
  */
+const FIXED_BUDGET = process.env.RINGTORCH_ARENA_BUDGET_MB !== undefined && process.env.RINGTORCH_ARENA_BUDGET_MB !== "";
 const BASE_BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
+/**
+ * The budget bought by one µs of forced scavenge: 80 KiB, so that a scavenge costs the same share
+ * of the outputs written between two of them whatever it costs. A scavenge of 100 µs (Node's
+ * startup snapshot scanned as roots: 100-300 µs on these VMs) keeps the 8 MB cap; one of 35 µs
+ * (--no-node-snapshot: 25-40 µs) chooses 2.8 MB. MIN_BUDGET keeps a loop over 64 KB outputs from
+ * paying one every few calls when a scavenge is cheaper still.
+ */
+const BUDGET_PER_SCAVENGE_MICRO = 80 * 1024;
+const MIN_BUDGET = Math.min(2 * MiB, BASE_BUDGET);
+/** The weight of each new scavenge in the average, and the most one sample may count (twice the average): a scavenge the OS preempted reads long. */
+const SCAVENGE_WEIGHT = 1 / 8;
+const SCAVENGE_CLIP = 2;
 const LARGE_BLOCKS = 3;
+
+/** The budget that a scavenge of `micros` buys, within [MIN_BUDGET, BASE_BUDGET]. */
+export function budgetFor(micros: number): number {
+  if (FIXED_BUDGET || !(micros >= 0)) return BASE_BUDGET;
+  return Math.min(BASE_BUDGET, Math.max(MIN_BUDGET, Math.round(micros * BUDGET_PER_SCAVENGE_MICRO)));
+}
 const FULL_MIN = policyNumber("RINGTORCH_ARENA_FULL_MB", 64) * MiB;
 /**
  * 0.5, not 1: with 1, bench/gpt.ts's GPT (about 250 MB live after a full collection) let another
@@ -133,6 +161,8 @@ export class Arena {
   private heldAfterFull = 0;
   private scavengesSinceFull = 0;
   private fullEvery = FULL_EVERY_MIN;
+  private scavengeMicros = NaN;
+  private budgetNow = BASE_BUDGET;
 
   constructor(
     private readonly native: NativeArena,
@@ -143,12 +173,14 @@ export class Arena {
 
   /** A SharedArrayBuffer of exactly `byteLength` bytes, zeroed when `zero`. */
   alloc(byteLength: number, zero: boolean): SharedArrayBuffer {
-    const budget = byteLength * LARGE_BLOCKS > BASE_BUDGET ? byteLength * LARGE_BLOCKS : BASE_BUDGET;
+    const budget = byteLength * LARGE_BLOCKS > this.budgetNow ? byteLength * LARGE_BLOCKS : this.budgetNow;
     return this.native.arenaAlloc(byteLength, zero, budget) ?? this.collectAndAlloc(byteLength, zero);
   }
 
   private collectAndAlloc(byteLength: number, zero: boolean): SharedArrayBuffer {
+    const start = performance.now();
     this.collect({ type: "minor" });
+    this.noteScavenge((performance.now() - start) * 1000);
     this.collections++;
     this.scavengesSinceFull++;
     const held = this.native.arenaHeldHere();
@@ -169,7 +201,19 @@ export class Arena {
     return this.native.arenaAlloc(byteLength, zero, Infinity)!;
   }
 
-  readonly policy: ArenaPolicy = { budget: BASE_BUDGET, fullMin: FULL_MIN, freeLimit: FREE_LIMIT, fullGrowth: FULL_GROWTH };
+  /** The first sample starts the average; later ones count at most SCAVENGE_CLIP times it. */
+  private noteScavenge(micros: number): void {
+    const last = this.scavengeMicros;
+    this.scavengeMicros = Number.isNaN(last) ? micros : last + SCAVENGE_WEIGHT * (Math.min(micros, SCAVENGE_CLIP * last) - last);
+    this.budgetNow = budgetFor(this.scavengeMicros);
+  }
+
+  get policy(): ArenaPolicy {
+    return {
+      budget: BASE_BUDGET, budgetNow: this.budgetNow, minBudget: FIXED_BUDGET ? BASE_BUDGET : MIN_BUDGET, scavengeMicros: this.scavengeMicros,
+      fullMin: FULL_MIN, freeLimit: FREE_LIMIT, fullGrowth: FULL_GROWTH,
+    };
+  }
 
   read(): ArenaStats {
     const s = this.stats;
