@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,mul,relu,softmax,layerNorm,sum] [--steps 10000] [--clock wall|cpu] [--no-peer]
+// node --no-node-snapshot --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,mul,relu,softmax,layerNorm,sum] [--steps 10000] [--clock wall|cpu] [--no-peer]
 //
 // The ops a user calls, as a user calls them: `a.matmul(b)`, `x.add(y)`, `x.mul(y)`, `x.relu()`,
 // softmax, layer norm and sum in a plain loop that keeps nothing and releases nothing, so every call allocates its output.
