@@ -109,13 +109,16 @@ function policyNumber(name: string, fallback: number): number {
 const FIXED_BUDGET = process.env.RINGTORCH_ARENA_BUDGET_MB !== undefined && process.env.RINGTORCH_ARENA_BUDGET_MB !== "";
 const BASE_BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
 /**
- * The budget bought by one µs of forced scavenge: 80 KiB, so that a scavenge costs the same share
- * of the outputs written between two of them whatever it costs. A scavenge of 100 µs (Node's
- * startup snapshot scanned as roots: 100-300 µs on these VMs) keeps the 8 MB cap; one of 35 µs
- * (--no-node-snapshot: 25-40 µs) chooses 2.8 MB. MIN_BUDGET keeps a loop over 64 KB outputs from
- * paying one every few calls when a scavenge is cheaper still.
+ * The budget bought by one µs of forced scavenge: 40 KiB, so that a scavenge costs about the same
+ * share of the outputs written between two of them whatever it costs. What a loop of 64 KB adds
+ * pays per call, from the figures above (kernel into 4 MB of rotating blocks 5.5 µs, 8 MB 9.3 µs)
+ * and a scavenge's share c·64 KB/budget: with c = 100 µs, 4 MB costs 7.1 µs against 10.1 for 8 MB;
+ * with c = 200, 8.7 against 10.9; past about 250 µs (Node's snapshot on a busy machine) 8 MB
+ * catches up, and that is where this rate reaches the cap. A scavenge of 35 µs (--no-node-snapshot,
+ * an empty young generation) asks for 1.4 MB: MIN_BUDGET keeps a loop over 64 KB outputs from paying
+ * one every few calls when a scavenge is that cheap or cheaper.
  */
-const BUDGET_PER_SCAVENGE_MICRO = 80 * 1024;
+const BUDGET_PER_SCAVENGE_MICRO = 40 * 1024;
 const MIN_BUDGET = Math.min(2 * MiB, BASE_BUDGET);
 /** The weight of each new scavenge in the average, and the most one sample may count (twice the average): a scavenge the OS preempted reads long. */
 const SCAVENGE_WEIGHT = 1 / 8;
