@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/soak.ts [--model mlp|gpt] [--steps 10000] [--threads 1]
+// node --no-node-snapshot --import tsx --conditions=source bench/soak.ts [--model mlp|gpt] [--steps 10000] [--threads 1]
 //
 // Steady-state memory over a long run (not CI), nothing released by hand. `--model mlp` (the
 // default): a small MLP (256-512-512-10, Adam, batch 64) with an evaluation forward under noGrad
