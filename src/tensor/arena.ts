@@ -113,10 +113,11 @@ const BASE_BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
  * share of the outputs written between two of them whatever it costs. What a loop of 64 KB adds
  * pays per call, from the figures above (kernel into 4 MB of rotating blocks 5.5 µs, 8 MB 9.3 µs)
  * and a scavenge's share c·64 KB/budget: with c = 100 µs, 4 MB costs 7.1 µs against 10.1 for 8 MB;
- * with c = 200, 8.7 against 10.9; past about 250 µs (Node's snapshot on a busy machine) 8 MB
- * catches up, and that is where this rate reaches the cap. A scavenge of 35 µs (--no-node-snapshot,
- * an empty young generation) asks for 1.4 MB: MIN_BUDGET keeps a loop over 64 KB outputs from paying
- * one every few calls when a scavenge is that cheap or cheaper.
+ * with c = 200, 8.7 against 10.9. This rate reaches the 8 MB cap at about 200 µs, though by these
+ * figures 4 MB would pay up to about 490 µs: quiet runs of the API found no consistent win for 4
+ * over 8 MB with the snapshot's scavenges (above), so the rule leans to the old budget there. A
+ * scavenge of 35 µs (--no-node-snapshot, an empty young generation) asks for 1.4 MB: MIN_BUDGET
+ * keeps a loop over 64 KB outputs from paying one every few calls when a scavenge is that cheap.
  */
 const BUDGET_PER_SCAVENGE_MICRO = 40 * 1024;
 const MIN_BUDGET = Math.min(2 * MiB, BASE_BUDGET);
