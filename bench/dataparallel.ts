@@ -93,6 +93,8 @@ interface Measured {
   wakeMs: number[];
   /** DataParallel's phase wall times per step (ms): the main thread's, then each worker's. */
   phases: Record<string, number>[];
+  /** The pieces DataParallel cut the batch into at the end (its balancer moves samples to the faster thread). */
+  pieces: number[];
 }
 
 /** Runs one mode of one case in this process, warm-up then `runs` timings of `steps` steps. */
@@ -140,6 +142,7 @@ async function runHere(c: Case, mode: ModeName): Promise<Measured> {
     runDelayMs: [mainDelayMs, ...(p?.workers.map((w) => w.runDelayMs) ?? [])],
     wakeMs: p ? [p.main.wakeMs, ...p.workers.map((w) => w.wakeMs)] : [],
     phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
+    pieces: dp?.pieceSizes(x.shape[0]!) ?? [],
   };
 }
 
@@ -208,7 +211,7 @@ async function main(): Promise<void> {
       const delays = perThread(m, "runDelayMs");
       const wakes = perThread(m, "wakeMs");
       profiles.push([
-        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running)`,
+        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running); pieces at the end, per round: ${got[m].map((g) => g.pieces.join("/")).join(", ")}`,
         ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)}, off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)} | wall: ${text(w)}`),
       ].join("\n"));
     }

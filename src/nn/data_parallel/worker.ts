@@ -26,6 +26,7 @@ interface Setup {
 
 const setup = workerData as Setup;
 const { port, ctrl } = setup;
+const times = ch.timesOf(ctrl);
 const clock = setup.profile ? new PhaseClock(setup.profile) : null;
 const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number];
 // One compute thread per replica: the replicas are the parallelism.
@@ -56,6 +57,8 @@ function answer(message?: object): void {
   if (message) port.postMessage(message);
   ctrl[ch.STATUS] = message ? ((message as { error?: unknown }).error ? ch.S_ERROR : ch.S_MESSAGE) : ch.S_OK;
   if (clock) PhaseClock.stamp(setup.profile!, ANSWERED_AT);
+  // For the main thread's balancer (balance.ts): when this replica finished.
+  times[ch.ANSWERED_MS] = ch.wallMs();
   Atomics.store(ctrl, ch.DONE, seen);
   Atomics.notify(ctrl, ch.DONE);
   clock?.addCpu();
