@@ -79,7 +79,7 @@ type Message = {
   hasGrad?: Int32Array;
 };
 
-const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRADS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number];
+const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRADS, BETWEEN_CALLS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number, number];
 
 /**
  * Data parallelism in one process (torch.nn.DataParallel), on worker threads that truly run at the
@@ -121,6 +121,8 @@ export class DataParallel extends Module {
   private callStartMs = 0;
   private mainForwardMs = 0;
   private mainPiece = 0;
+  /** The last profiled event was the gradient sum: the time until the next scatter is the caller's (betweenCalls). */
+  private summed = false;
   /**
    * Made once: a closure made at each call would be a new function every step, whose optimized
    * code V8 drops at each full collection (no live closure holds it) and compiles again.
@@ -237,6 +239,8 @@ export class DataParallel extends Module {
     const grad = isGradEnabled();
     const id = ++this.forwards;
     const clock = this.clock;
+    if (clock && this.summed) clock.lap(BETWEEN_CALLS);
+    this.summed = false;
     clock?.start();
     this.callStartMs = ch.wallMs();
     this.mainPiece = sizes[0]!;
@@ -352,6 +356,7 @@ export class DataParallel extends Module {
       }
     });
     this.clock?.lap(SUM_GRADS);
+    this.summed = this.clock !== null;
   }
 
   /**
@@ -381,6 +386,7 @@ export class DataParallel extends Module {
 
   resetProfile(): void {
     this.profiledCalls = 0;
+    this.summed = false;
     this.clock?.addCpu();
     this.clock?.reset();
     for (const r of this.replicas) r.clock?.reset();

@@ -8,8 +8,13 @@ import { openSync, readSync } from "node:fs";
  * On a loaded machine wall time is mostly other processes'; a thread's CPU time per call says what
  * it costs, and a wait's wall time how long one thread stood idle for another.
  */
-export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads"] as const;
-export const WORKER_PHASES = ["forward", "copyOutput", "backward", "copyGrads", "idle"] as const;
+/**
+ * betweenCalls: from the gradient sum's end to the next call's scatter, the caller's code (the
+ * optimizer's step, zeroGrad, its next batch): with the sum, the serial part a worker waits through.
+ */
+export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"] as const;
+/** A worker's idle time, split: before a forward request (the main thread's serial part) and between its forward and its backward. */
+export const WORKER_PHASES = ["forward", "copyOutput", "backward", "copyGrads", "idleBeforeForward", "idleBeforeBackward"] as const;
 export type MainPhase = (typeof MAIN_PHASES)[number];
 export type WorkerPhase = (typeof WORKER_PHASES)[number];
 

@@ -28,7 +28,7 @@ const setup = workerData as Setup;
 const { port, ctrl } = setup;
 const times = ch.timesOf(ctrl);
 const clock = setup.profile ? new PhaseClock(setup.profile) : null;
-const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number];
+const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE_BEFORE_FORWARD, IDLE_BEFORE_BACKWARD] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number];
 // One compute thread per replica: the replicas are the parallelism.
 rt.setNumThreads(1);
 
@@ -145,7 +145,7 @@ function backward(): void {
 
 /** Runs one request; false once the main thread has closed this replica. */
 function handle(): boolean {
-  clock?.lap(IDLE);
+  clock?.lap(ctrl[ch.OP] === ch.OP_BACKWARD ? IDLE_BEFORE_BACKWARD : IDLE_BEFORE_FORWARD);
   if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
   waited = false;
   try {
