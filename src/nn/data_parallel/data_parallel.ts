@@ -12,6 +12,7 @@ import { Module } from "../module.js";
 import { setNumThreads } from "../../backend/num_threads.js";
 import { encodeModule } from "./replica_codec.js";
 import { PieceBalancer } from "./balance.js";
+import { SPIN_MS, spinWhile } from "./spin.js";
 import * as ch from "./channel.js";
 import { ANSWERED_AT, MAIN_PHASES, PhaseClock, readProfile, REQUESTED_AT, WORKER_PHASES, type DataParallelProfile } from "./profile.js";
 
@@ -433,6 +434,7 @@ export class DataParallel extends Module {
     for (;;) {
       const done = Atomics.load(c, ch.DONE);
       if (done === expected) break;
+      if (!blocked && spinWhile(c, ch.DONE, done, SPIN_MS)) continue;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
       Atomics.wait(c, ch.DONE, done, Math.min(left, 1000));
