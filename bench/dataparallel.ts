@@ -1,4 +1,5 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer] [--no-balance] [--spin-ms 2]
+// (--no-balance and --spin-ms: DataParallel's balance and spinMs options, to compare against its defaults)
 // (node's options before the file, V8 flags included, apply to every ringtorch process it starts)
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
@@ -103,9 +104,10 @@ interface Measured {
 async function runHere(c: Case, mode: ModeName): Promise<Measured> {
   rt.manualSeed(0);
   const { model, x, y, lossFn, criterion } = c.make();
+  const tuning = { balance: !args.includes("--no-balance"), spinMs: option("--spin-ms", 2) };
   const dp =
-    mode === "dp" ? new nn.DataParallel(model, { threads, profile: true })
-    : mode === "dpLoss" ? new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href] })
+    mode === "dp" ? new nn.DataParallel(model, { threads, profile: true, ...tuning })
+    : mode === "dpLoss" ? new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href], ...tuning })
     : null;
   rt.setNumThreads(mode === "intra" ? threads : 1);
   const loss =

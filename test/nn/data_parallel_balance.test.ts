@@ -63,12 +63,12 @@ describe("nn.DataParallel with a slower replica", () => {
   after(() => Promise.all(opened.map((dp) => dp.close())));
   const fixture = new URL("./fixtures/dp_model.ts", import.meta.url).href;
 
-  it("gives the slower worker fewer samples, with the gradients of one thread on the whole batch (plain call and forwardLoss); balance: false keeps equal pieces", () => {
+  it("gives the slower worker fewer samples, with the gradients of one thread on the whole batch (plain call and forwardLoss); balance: false keeps equal pieces; spinMs: 0 blocks at once", () => {
     rt.setNumThreads(1);
     rt.manualSeed(11);
     const model = new SlowOffMainMLP();
     const dp = new nn.DataParallel(model, { threads: 2, classes: [fixture], criterion: new nn.MSELoss() });
-    const even = new nn.DataParallel(model, { threads: 2, classes: [fixture], balance: false });
+    const even = new nn.DataParallel(model, { threads: 2, classes: [fixture], balance: false, spinMs: 0 });
     opened.push(dp, even);
     const x = rt.randn([16, 6]);
     const y = rt.randn([16, 3]);
@@ -90,7 +90,11 @@ describe("nn.DataParallel with a slower replica", () => {
       loss().backward();
       [...model.parameters()].forEach((p, i) => assert.ok(p.grad!.sub(ref[i]!).abs().max().item() <= 1e-5, `grad ${i} with pieces ${sizes.join("/")}`));
     }
+    model.zeroGrad();
+    nn.functional.mseLoss(even.call(x), y).backward();
+    [...model.parameters()].forEach((p, i) => assert.ok(p.grad!.sub(ref[i]!).abs().max().item() <= 1e-5, `grad ${i}, equal pieces, no polling`));
     assert.throws(() => new nn.DataParallel(model, { balance: 1 } as never), /balance must be true or false, got number/);
+    assert.throws(() => new nn.DataParallel(model, { spinMs: -1 }), /spinMs must be a number of milliseconds in 0\.\.1000, got -1/);
     assert.throws(() => dp.pieceSizes(-1), /pieceSizes expects a batch size \(an integer >= 0\), got -1/);
   });
 });

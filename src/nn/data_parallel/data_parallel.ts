@@ -31,6 +31,11 @@ export interface DataParallelOptions {
    */
   balance?: boolean;
   /**
+   * How long a thread polls for the other's answer or request before it blocks, in ms (default 2;
+   * 0 blocks at once, as one would on cores that other work shares; spin.ts).
+   */
+  spinMs?: number;
+  /**
    * A loss module (`new nn.CrossEntropyLoss()`, `new nn.MSELoss()`, or a class of your own named in
    * `classes`) for forwardLoss(): each replica applies it to its piece of the output and of the
    * target, so the loss and its backward run in parallel too. Its `reduction` ("mean" when it has
@@ -118,6 +123,7 @@ export class DataParallel extends Module {
   private readonly clock: PhaseClock | null;
   private profiledCalls = 0;
   private readonly balancer: PieceBalancer | null;
+  private readonly spinMs: number;
   /** This call's start and the main thread's piece's end of forward (wallMs), and its piece's size, for the balancer. */
   private callStartMs = 0;
   private mainForwardMs = 0;
@@ -132,8 +138,8 @@ export class DataParallel extends Module {
 
   constructor(module: Module, options: DataParallelOptions = {}) {
     super();
-    checkArity("DataParallel", arguments, 2, "new nn.DataParallel(module, { threads, classes, timeoutMs, profile, criterion, balance })");
-    checkOptions("DataParallel", options, ["threads", "classes", "timeoutMs", "profile", "criterion", "balance"]);
+    checkArity("DataParallel", arguments, 2, "new nn.DataParallel(module, { threads, classes, timeoutMs, profile, criterion, balance, spinMs })");
+    checkOptions("DataParallel", options, ["threads", "classes", "timeoutMs", "profile", "criterion", "balance", "spinMs"]);
     if (!(module instanceof Module)) throw new TypeError(`DataParallel: expected a Module, got ${module === null ? "null" : typeof module}`);
     const threads = options.threads ?? 2;
     if (!Number.isInteger(threads) || threads < 1 || threads > 64) throw new RangeError(`DataParallel: threads must be an integer in 1..64, got ${threads}`);
@@ -149,6 +155,9 @@ export class DataParallel extends Module {
     const encodedCriterion = criterion ? encodeModule(criterion) : null;
     this.clock = options.profile ? PhaseClock.create(MAIN_PHASES.length) : null;
     if (options.balance !== undefined && typeof options.balance !== "boolean") throw new TypeError(`DataParallel: balance must be true or false, got ${typeof options.balance}`);
+    const spinMs = options.spinMs ?? SPIN_MS;
+    if (typeof spinMs !== "number" || !(spinMs >= 0 && spinMs <= 1000)) throw new RangeError(`DataParallel: spinMs must be a number of milliseconds in 0..1000, got ${String(spinMs)}`);
+    this.spinMs = spinMs;
     this.balancer = options.balance === false || threads < 2 ? null : new PieceBalancer(threads - 1);
     // The kernels' pool is the process's: the replicas are the parallelism, one kernel thread each.
     setNumThreads(1);
@@ -161,7 +170,7 @@ export class DataParallel extends Module {
       const { port1, port2 } = new MessageChannel();
       const clock = options.profile ? PhaseClock.create(WORKER_PHASES.length) : null;
       const worker = spawnWorker(siblingModule(import.meta.url, "./worker"), {
-        workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null },
+        workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null, spinMs: this.spinMs },
         transferList: [port2],
       });
       worker.unref();
@@ -434,7 +443,7 @@ export class DataParallel extends Module {
     for (;;) {
       const done = Atomics.load(c, ch.DONE);
       if (done === expected) break;
-      if (!blocked && spinWhile(c, ch.DONE, done, SPIN_MS)) continue;
+      if (!blocked && spinWhile(c, ch.DONE, done, this.spinMs)) continue;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
       Atomics.wait(c, ch.DONE, done, Math.min(left, 1000));

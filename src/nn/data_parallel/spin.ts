@@ -11,7 +11,7 @@
  * gap between two of its clock reads) stops polling for the next BACKOFF hand-offs.
  */
 
-/** How long a hand-off is polled for before blocking: above the serial parts a thread waits through in a step (1–2 ms). */
+/** How long a hand-off is polled for before blocking, by default (DataParallel's spinMs option): above the serial parts a thread waits through in a step (1–2 ms). */
 export const SPIN_MS = 2;
 
 /** A gap this long between two clock reads of a poll says that its thread lost its core meanwhile. */

@@ -10,7 +10,7 @@ import * as rt from "../../index.js";
 import { copyInPlace } from "../../ops/elementwise.js";
 import { decodeModule } from "./replica_codec.js";
 import * as ch from "./channel.js";
-import { SPIN_MS, spinWhile } from "./spin.js";
+import { spinWhile } from "./spin.js";
 import { ANSWERED_AT, PhaseClock, REQUESTED_AT, WORKER_PHASES } from "./profile.js";
 import type { Module } from "../module.js";
 import type { Parameter } from "../parameter.js";
@@ -23,6 +23,8 @@ interface Setup {
   criterion: Parameters<typeof decodeModule>[0] | null;
   classes: string[];
   profile: Float64Array | null;
+  /** DataParallel's spinMs option. */
+  spinMs: number;
 }
 
 const setup = workerData as Setup;
@@ -192,7 +194,7 @@ function loop(): void {
       setImmediate(loop);
       return;
     }
-    if (spinWhile(ctrl, ch.CMD, seen, SPIN_MS)) continue;
+    if (spinWhile(ctrl, ch.CMD, seen, setup.spinMs)) continue;
     const woken = Atomics.wait(ctrl, ch.CMD, seen, WAIT_SYNC_MS);
     if (woken === "ok") waited = true;
     if (woken === "timed-out") {
