@@ -38,6 +38,7 @@ export function accountSpinWith(delayMs: () => number): void {
  */
 export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: number): boolean {
   if (Atomics.load(ctrl, at) !== value) return true;
+  if (ms <= 0) return false;
   if (skip > 0) {
     skip--;
     return false;
