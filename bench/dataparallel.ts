@@ -1,4 +1,5 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer] [--no-balance] [--spin-ms 2]
+// (--no-balance and --spin-ms: DataParallel's balance and spinMs options, to compare against its defaults)
 // (node's options before the file, V8 flags included, apply to every ringtorch process it starts)
 //
 // nn.DataParallel in one process: training steps/s (forward, backward, SGD) of the MLP 784-1024-1024-10
@@ -91,17 +92,22 @@ interface Measured {
   runDelayMs: number[];
   /** DataParallel's threads' wake-up latency after the other's signal, ms per step (main, then workers). */
   wakeMs: number[];
+  /** DataParallel's threads' CPU ms per step spent polling for the other before blocking (part of threadCpuMs). */
+  spinMs: number[];
   /** DataParallel's phase wall times per step (ms): the main thread's, then each worker's. */
   phases: Record<string, number>[];
+  /** The pieces DataParallel cut the batch into at the end (its balancer moves samples to the faster thread). */
+  pieces: number[];
 }
 
 /** Runs one mode of one case in this process, warm-up then `runs` timings of `steps` steps. */
 async function runHere(c: Case, mode: ModeName): Promise<Measured> {
   rt.manualSeed(0);
   const { model, x, y, lossFn, criterion } = c.make();
+  const tuning = { balance: !args.includes("--no-balance"), spinMs: option("--spin-ms", 2) };
   const dp =
-    mode === "dp" ? new nn.DataParallel(model, { threads, profile: true })
-    : mode === "dpLoss" ? new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href] })
+    mode === "dp" ? new nn.DataParallel(model, { threads, profile: true, ...tuning })
+    : mode === "dpLoss" ? new nn.DataParallel(model, { threads, profile: true, criterion, classes: [new URL("./workers/dp_loss.ts", import.meta.url).href], ...tuning })
     : null;
   rt.setNumThreads(mode === "intra" ? threads : 1);
   const loss =
@@ -139,7 +145,9 @@ async function runHere(c: Case, mode: ModeName): Promise<Measured> {
     threadCpuMs: [mainCpuMs, ...(p?.workers.map((w) => w.cpuMs) ?? [])],
     runDelayMs: [mainDelayMs, ...(p?.workers.map((w) => w.runDelayMs) ?? [])],
     wakeMs: p ? [p.main.wakeMs, ...p.workers.map((w) => w.wakeMs)] : [],
+    spinMs: p ? [p.main.spinMs, ...p.workers.map((w) => w.spinMs)] : [],
     phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
+    pieces: dp?.pieceSizes(x.shape[0]!) ?? [],
   };
 }
 
@@ -185,12 +193,14 @@ async function main(): Promise<void> {
       for (let k = 0; k < jobs.length; k++) jobs[(k + r) % jobs.length]!();
       // Each round's wall ratios: its modes saw the same load.
       const last = (m: ModeName) => got[m][r]!.rate;
-      console.log(`  ${c.name} round ${r + 1}: steps/s one ${last("one").toFixed(1)}, intra ${(last("intra") / last("one")).toFixed(2)}x, DP ${(last("dp") / last("one")).toFixed(2)}x, DP loss in replicas ${(last("dpLoss") / last("one")).toFixed(2)}x; DP threads' CPU ${got.dp[r]!.threadCpuMs.map((v) => v.toFixed(2)).join(" / ")} ms against one thread's ${got.one[r]!.threadCpuMs[0]!.toFixed(2)}${torch.one.length ? `; torch 1 thread ${torch.one[r]!.toFixed(1)}, intra ${(torch.intra[r]! / torch.one[r]!).toFixed(2)}x` : ""}`);
+      console.log(`  ${c.name} round ${r + 1}: steps/s one ${last("one").toFixed(1)}, intra ${(last("intra") / last("one")).toFixed(2)}x, DP ${(last("dp") / last("one")).toFixed(2)}x, DP loss in replicas ${(last("dpLoss") / last("one")).toFixed(2)}x; DP threads' CPU ${got.dp[r]!.threadCpuMs.map((v, i) => (v - got.dp[r]!.spinMs[i]!).toFixed(2)).join(" / ")} ms (less polling) against one thread's ${got.one[r]!.threadCpuMs[0]!.toFixed(2)}${torch.one.length ? `; torch 1 thread ${torch.one[r]!.toFixed(1)}, intra ${(torch.intra[r]! / torch.one[r]!).toFixed(2)}x` : ""}`);
     }
     const rate = (m: ModeName) => median(got[m].map((g) => g.rate));
     const cpu = (m: ModeName) => mean(got[m].map((g) => g.cpuMs));
-    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
-    const threadCpu = (m: ModeName) => perThread(m, "threadCpuMs");
+    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs" | "spinMs") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
+    // A DataParallel thread's CPU less its polling (spin.ts), which a busier machine would not have given it: its work.
+    const threadCpu = (m: ModeName) => (m === "dp" || m === "dpLoss" ? perThread(m, "threadCpuMs").map((v, i) => v - perThread(m, "spinMs")[i]!) : perThread(m, "threadCpuMs"));
+    const spun = (m: ModeName) => perThread(m, "spinMs").reduce((s, v) => s + v, 0);
     const pOne = torch.one.length ? median(torch.one) : NaN;
     const pIntra = torch.intra.length ? median(torch.intra) : NaN;
     const best = Math.max(rate("dp"), rate("dpLoss"));
@@ -199,17 +209,18 @@ async function main(): Promise<void> {
     const dpThreads = threadCpu("dp");
     const dpLossThreads = threadCpu("dpLoss");
     cpuRows.push([c.name, cpu("one"), cpu("intra"), cpu("intra") / cpu("one"), cpu("dp"), cpu("dp") / cpu("one"), cpu("dpLoss"), cpu("dpLoss") / cpu("one"), one,
-      dpThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpThreads), one / Math.max(...dpThreads, cpu("dp") / threads),
-      dpLossThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpLossThreads), one / Math.max(...dpLossThreads, cpu("dpLoss") / threads)]);
+      dpThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpThreads), one / Math.max(...dpThreads, (cpu("dp") - spun("dp")) / threads),
+      dpLossThreads.map((v) => v.toFixed(2)).join(", "), one / Math.max(...dpLossThreads), one / Math.max(...dpLossThreads, (cpu("dpLoss") - spun("dpLoss")) / threads)]);
     for (const [m, label] of [["dp", "loss on the gathered output"], ["dpLoss", "loss in the replicas (forwardLoss)"]] as const) {
       const phases = got[m][0]!.phases.map((_, i) => meanOf(got[m].map((g) => g.phases[i]!)));
       const text = (w: Record<string, number>) => Object.entries(w).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
       const cpus = threadCpu(m);
       const delays = perThread(m, "runDelayMs");
       const wakes = perThread(m, "wakeMs");
+      const spins = perThread(m, "spinMs");
       profiles.push([
-        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running)`,
-        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)}, off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)} | wall: ${text(w)}`),
+        `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running); pieces at the end, per round: ${got[m].map((g) => g.pieces.join("/")).join(", ")}`,
+        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} (+ spin ${spins[i]!.toFixed(2)}), off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)} | wall: ${text(w)}`),
       ].join("\n"));
     }
   }
@@ -225,7 +236,7 @@ async function main(): Promise<void> {
   // own threads (the concurrent compiler, GC helpers: the process's CPU less the threads') run on
   // the idle core beside one thread but take the replicas' cores under DataParallel, so "with V8's
   // threads" bounds it also by the process's CPU spread over the `threads` cores.
-  console.log("\nCPU ms per training step, mean over the rounds (ratios: over one thread)");
+  console.log("\nCPU ms per training step, mean over the rounds (ratios: over one thread; DataParallel's thread columns and bounds without its polling before blocking, the process columns with it)");
   printTable(["model", "rt 1 thread", `rt intra-op ${threads}`, "ratio", `rt DP ${threads}`, "ratio", "DP, loss in replicas", "ratio", "thread CPU: 1 thread", "DP (main, workers)", "1 thread / busiest", "with V8's threads", "DP loss in replicas", "1 thread / busiest", "with V8's threads"], cpuRows);
   console.log(`\n${profiles.join("\n")}`);
 }

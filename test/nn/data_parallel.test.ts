@@ -198,14 +198,14 @@ describe("nn.DataParallel on worker threads", () => {
     for (let i = 0; i < 3; i++) nn.functional.mseLoss(dp.call(x), rt.randn([8, 3])).backward();
     const p = dp.profile();
     assert.equal(p.calls, 3);
-    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads"]);
+    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"]);
     assert.equal(p.workers.length, 1);
-    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "copyGrads", "idle"]);
+    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "copyGrads", "idleBeforeForward", "idleBeforeBackward"]);
     // Each replica did work on each call: its forward and backward took time, on its own thread.
     assert.ok(p.workers[0]!.wallMs.forward > 0 && p.workers[0]!.wallMs.backward > 0);
     assert.ok(p.main.wallMs.forward > 0);
     for (const t of [p.main, p.workers[0]!]) {
-      for (const v of [...Object.values(t.wallMs), t.cpuMs, t.runDelayMs, t.wakeMs]) assert.ok(Number.isFinite(v) && v >= 0, JSON.stringify(t));
+      for (const v of [...Object.values(t.wallMs), t.cpuMs, t.runDelayMs, t.wakeMs, t.spinMs]) assert.ok(Number.isFinite(v) && v >= 0, JSON.stringify(t));
     }
   });
 

@@ -33,6 +33,24 @@ export const IN_SHAPE = 16;
 export const OUT_SHAPE = IN_SHAPE + MAX_DIMS;
 export const TGT_SHAPE = OUT_SHAPE + MAX_DIMS;
 export const WORDS = TGT_SHAPE + MAX_DIMS;
+/** Float64 words after the Int32 ones, in the same buffer: times in ms on one clock for all threads (wallMs). */
+export const ANSWERED_MS = 0; // when the worker answered its last request
+const TIMES = 1;
+
+/** The control words' buffer: WORDS Int32 words, then TIMES Float64 words (timesOf). */
+export function controlWords(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(4 * WORDS + 8 * TIMES));
+}
+
+/** The Float64 words of a control block. */
+export function timesOf(ctrl: Int32Array): Float64Array {
+  return new Float64Array(ctrl.buffer, 4 * WORDS, TIMES);
+}
+
+/** Milliseconds on a clock that every thread of the process shares (performance.now() alone counts from each thread's start). */
+export function wallMs(): number {
+  return performance.timeOrigin + performance.now();
+}
 
 export const OP_START = 1;
 export const OP_FORWARD = 2;

@@ -11,6 +11,8 @@ import { checkArity, checkOptions } from "../../util/options.js";
 import { Module } from "../module.js";
 import { setNumThreads } from "../../backend/num_threads.js";
 import { encodeModule } from "./replica_codec.js";
+import { PieceBalancer } from "./balance.js";
+import { SPIN_MS, spinWhile } from "./spin.js";
 import * as ch from "./channel.js";
 import { ANSWERED_AT, MAIN_PHASES, PhaseClock, readProfile, REQUESTED_AT, WORKER_PHASES, type DataParallelProfile } from "./profile.js";
 
@@ -23,6 +25,16 @@ export interface DataParallelOptions {
   timeoutMs?: number;
   /** Times each phase of a call on every thread, for profile() (default false). */
   profile?: boolean;
+  /**
+   * Moves samples between the pieces by the times the threads finished, so that no thread waits
+   * for another (default true; balance.ts). False: equal pieces, as PyTorch's scatter.
+   */
+  balance?: boolean;
+  /**
+   * How long a thread polls for the other's answer or request before it blocks, in ms (default 2;
+   * 0 blocks at once, as one would on cores that other work shares; spin.ts).
+   */
+  spinMs?: number;
   /**
    * A loss module (`new nn.CrossEntropyLoss()`, `new nn.MSELoss()`, or a class of your own named in
    * `classes`) for forwardLoss(): each replica applies it to its piece of the output and of the
@@ -38,6 +50,10 @@ interface Replica {
   slot: number;
   /** Control words (channel.ts). */
   ctrl: Int32Array;
+  /** Their Float64 words: when the worker answered (channel.ts's wallMs clock). */
+  times: Float64Array;
+  /** How much later than the main thread the worker finished this call's forward (ms; NaN: not measured). */
+  lateForwardMs: number;
   started: boolean;
   /** This thread's buffers for the replica's piece of the batch and of the target (forwardLoss). */
   input: SharedArrayBuffer | null;
@@ -69,7 +85,7 @@ type Message = {
   hasGrad?: Int32Array;
 };
 
-const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRADS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number];
+const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRADS, BETWEEN_CALLS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number, number];
 
 /**
  * Data parallelism in one process (torch.nn.DataParallel), on worker threads that truly run at the
@@ -106,6 +122,14 @@ export class DataParallel extends Module {
   private forwards = 0;
   private readonly clock: PhaseClock | null;
   private profiledCalls = 0;
+  private readonly balancer: PieceBalancer | null;
+  private readonly spinMs: number;
+  /** This call's start and the main thread's piece's end of forward (wallMs), and its piece's size, for the balancer. */
+  private callStartMs = 0;
+  private mainForwardMs = 0;
+  private mainPiece = 0;
+  /** The last profiled event was the gradient sum: the time until the next scatter is the caller's (betweenCalls). */
+  private summed = false;
   /**
    * Made once: a closure made at each call would be a new function every step, whose optimized
    * code V8 drops at each full collection (no live closure holds it) and compiles again.
@@ -114,8 +138,8 @@ export class DataParallel extends Module {
 
   constructor(module: Module, options: DataParallelOptions = {}) {
     super();
-    checkArity("DataParallel", arguments, 2, "new nn.DataParallel(module, { threads, classes, timeoutMs, profile, criterion })");
-    checkOptions("DataParallel", options, ["threads", "classes", "timeoutMs", "profile", "criterion"]);
+    checkArity("DataParallel", arguments, 2, "new nn.DataParallel(module, { threads, classes, timeoutMs, profile, criterion, balance, spinMs })");
+    checkOptions("DataParallel", options, ["threads", "classes", "timeoutMs", "profile", "criterion", "balance", "spinMs"]);
     if (!(module instanceof Module)) throw new TypeError(`DataParallel: expected a Module, got ${module === null ? "null" : typeof module}`);
     const threads = options.threads ?? 2;
     if (!Number.isInteger(threads) || threads < 1 || threads > 64) throw new RangeError(`DataParallel: threads must be an integer in 1..64, got ${threads}`);
@@ -130,23 +154,28 @@ export class DataParallel extends Module {
     const encoded = encodeModule(module);
     const encodedCriterion = criterion ? encodeModule(criterion) : null;
     this.clock = options.profile ? PhaseClock.create(MAIN_PHASES.length) : null;
+    if (options.balance !== undefined && typeof options.balance !== "boolean") throw new TypeError(`DataParallel: balance must be true or false, got ${typeof options.balance}`);
+    const spinMs = options.spinMs ?? SPIN_MS;
+    if (typeof spinMs !== "number" || !(spinMs >= 0 && spinMs <= 1000)) throw new RangeError(`DataParallel: spinMs must be a number of milliseconds in 0..1000, got ${String(spinMs)}`);
+    this.spinMs = spinMs;
+    this.balancer = options.balance === false || threads < 2 ? null : new PieceBalancer(threads - 1);
     // The kernels' pool is the process's: the replicas are the parallelism, one kernel thread each.
     setNumThreads(1);
     this.sentBuffers = this.parameterBuffers();
     for (let slot = 1; slot < threads; slot++) {
-      const ctrl = new Int32Array(new SharedArrayBuffer(4 * ch.WORDS));
+      const ctrl = ch.controlWords();
       // The start-up is request 1: the worker answers it once its replica is built.
       ctrl[ch.OP] = ch.OP_START;
       ctrl[ch.CMD] = 1;
       const { port1, port2 } = new MessageChannel();
       const clock = options.profile ? PhaseClock.create(WORKER_PHASES.length) : null;
       const worker = spawnWorker(siblingModule(import.meta.url, "./worker"), {
-        workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null },
+        workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null, spinMs: this.spinMs },
         transferList: [port2],
       });
       worker.unref();
       port1.unref();
-      this.replicas.push({ worker, port: port1, slot, ctrl, started: false, input: null, target: null, output: null, outGrad: null, grads: [], hasGrad: new Int32Array(0), forwardId: 0, clock });
+      this.replicas.push({ worker, port: port1, slot, ctrl, times: ch.timesOf(ctrl), lateForwardMs: NaN, started: false, input: null, target: null, output: null, outGrad: null, grads: [], hasGrad: new Int32Array(0), forwardId: 0, clock });
     }
   }
 
@@ -211,7 +240,7 @@ export class DataParallel extends Module {
     if (this.backwardPending.length > 0) this.collectGradients();
     const n = input.shape[0]!;
     const pieces = Math.min(this.threads, Math.max(n, 1));
-    const sizes = Array.from({ length: pieces }, (_, i) => Math.floor(n / pieces) + (i < n % pieces ? 1 : 0));
+    const sizes = this.pieceSizes(n);
     const chunks = split(input, sizes, 0);
     const targets = target ? split(target, sizes, 0) : null;
     const used = this.replicas.slice(0, pieces - 1);
@@ -220,7 +249,11 @@ export class DataParallel extends Module {
     const grad = isGradEnabled();
     const id = ++this.forwards;
     const clock = this.clock;
+    if (clock && this.summed) clock.lap(BETWEEN_CALLS);
+    this.summed = false;
     clock?.start();
+    this.callStartMs = ch.wallMs();
+    this.mainPiece = sizes[0]!;
     used.forEach((r, i) => this.requestForward(r, chunks[i + 1]!, targets?.[i + 1] ?? null, grad, id));
     clock?.lap(SCATTER);
     let first: unknown;
@@ -232,11 +265,13 @@ export class DataParallel extends Module {
       failure = error;
     }
     clock?.lap(FORWARD);
+    this.mainForwardMs = ch.wallMs();
     // Every answer is collected even when the main piece failed, so that none is left for the next call.
     const outputs: Tensor[] = [];
     for (const r of used) {
       try {
         this.wait(r, "forward");
+        r.lateForwardMs = r.times[ch.ANSWERED_MS]! - this.mainForwardMs;
         const c = r.ctrl;
         outputs.push(ch.tensorOver(r.output!, ch.dtypeOf(c[ch.OUT_DTYPE]!), ch.readShape(c, ch.OUT_SHAPE, ch.OUT_NDIM)));
       } catch (error) {
@@ -296,7 +331,9 @@ export class DataParallel extends Module {
     return [];
   }
 
+  /** After a backward pass: the main thread's piece is done; waits for the replicas' and sums their gradients. */
   private collectGradients(): void {
+    const mainBackwardMs = ch.wallMs();
     const params = [...this.module.parameters()];
     const pending = this.backwardPending;
     this.backwardPending = [];
@@ -311,6 +348,13 @@ export class DataParallel extends Module {
     }
     this.clock?.lap(WAIT_BACKWARD);
     if (failure !== undefined) throw failure;
+    if (this.balancer) {
+      const sampleMs = (mainBackwardMs - this.callStartMs) / this.mainPiece;
+      for (const r of pending) {
+        if (!Number.isNaN(r.lateForwardMs)) this.balancer.record(r.slot - 1, r.lateForwardMs + r.times[ch.ANSWERED_MS]! - mainBackwardMs, sampleMs);
+        r.lateForwardMs = NaN;
+      }
+    }
     noGrad(() => {
       for (const r of pending) {
         for (let i = 0; i < params.length; i++) {
@@ -322,6 +366,18 @@ export class DataParallel extends Module {
       }
     });
     this.clock?.lap(SUM_GRADS);
+    this.summed = this.clock !== null;
+  }
+
+  /**
+   * The pieces a batch of `n` is cut into (the main thread's first): equal at first, then moved by
+   * the balancer (the balance option) towards pieces that the threads finish at the same time.
+   */
+  pieceSizes(n: number): number[] {
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`DataParallel: pieceSizes expects a batch size (an integer >= 0), got ${n}`);
+    const pieces = Math.min(this.threads, Math.max(n, 1));
+    if (this.balancer) return this.balancer.sizes(n, pieces);
+    return Array.from({ length: pieces }, (_, i) => Math.floor(n / pieces) + (i < n % pieces ? 1 : 0));
   }
 
   /**
@@ -340,6 +396,7 @@ export class DataParallel extends Module {
 
   resetProfile(): void {
     this.profiledCalls = 0;
+    this.summed = false;
     this.clock?.addCpu();
     this.clock?.reset();
     for (const r of this.replicas) r.clock?.reset();
@@ -386,6 +443,7 @@ export class DataParallel extends Module {
     for (;;) {
       const done = Atomics.load(c, ch.DONE);
       if (done === expected) break;
+      if (!blocked && spinWhile(c, ch.DONE, done, this.spinMs)) continue;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
       Atomics.wait(c, ch.DONE, done, Math.min(left, 1000));

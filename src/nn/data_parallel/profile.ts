@@ -1,4 +1,5 @@
 import { openSync, readSync } from "node:fs";
+import { accountSpinWith, spunNs } from "./spin.js";
 
 /**
  * Where DataParallel's time goes (its `profile` option): the wall time of each phase of a call, per
@@ -8,8 +9,13 @@ import { openSync, readSync } from "node:fs";
  * On a loaded machine wall time is mostly other processes'; a thread's CPU time per call says what
  * it costs, and a wait's wall time how long one thread stood idle for another.
  */
-export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads"] as const;
-export const WORKER_PHASES = ["forward", "copyOutput", "backward", "copyGrads", "idle"] as const;
+/**
+ * betweenCalls: from the gradient sum's end to the next call's scatter, the caller's code (the
+ * optimizer's step, zeroGrad, its next batch): with the sum, the serial part a worker waits through.
+ */
+export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"] as const;
+/** A worker's idle time, split: before a forward request (the main thread's serial part) and between its forward and its backward. */
+export const WORKER_PHASES = ["forward", "copyOutput", "backward", "copyGrads", "idleBeforeForward", "idleBeforeBackward"] as const;
 export type MainPhase = (typeof MAIN_PHASES)[number];
 export type WorkerPhase = (typeof WORKER_PHASES)[number];
 
@@ -30,6 +36,8 @@ export interface ThreadProfile<P extends string> {
    * latency, run delay included. A wait's wall time less this is the other thread still working.
    */
   wakeMs: number;
+  /** Milliseconds per call this thread polled for the other before blocking (spin.ts): CPU time that is not work, part of cpuMs. */
+  spinMs: number;
 }
 export interface DataParallelProfile {
   /** Forward calls measured. */
@@ -81,10 +89,10 @@ export function monotonicNs(): number {
 }
 
 /** Slots of a clock's shared totals after its phases: what it accumulates, then two time stamps. */
-const CPU = 0, RUN_DELAY = 1, WAKE = 2, ACCUMULATED = 3;
+const CPU = 0, RUN_DELAY = 1, WAKE = 2, SPIN = 3, ACCUMULATED = 4;
 /** The time stamps (monotonicNs) of the last signal each side sent: the worker's answer, the main thread's request. */
-export const ANSWERED_AT = 3, REQUESTED_AT = 4;
-const SLOTS = 5;
+export const ANSWERED_AT = 4, REQUESTED_AT = 5;
+const SLOTS = 6;
 
 /**
  * Accumulates wall ns per phase, this thread's CPU and run delay ns, and its wake-up latencies, into
@@ -101,15 +109,20 @@ export class PhaseClock {
    * (data_parallel.ts's forward, scatterRun, startBackward, collectGradients) once, some hundred
    * steps in.
    */
-  private readonly marks = new Float64Array(3);
+  private readonly marks = new Float64Array(4);
   /** Where the accumulated slots start (after the phases). */
   private readonly base: number;
 
-  /** totals: one slot per phase, then CPU, run delay, wake, and the two time stamps. */
+  /** totals: one slot per phase, then CPU, run delay, wake, spin, and the two time stamps. */
   constructor(readonly totals: Float64Array) {
     this.base = totals.length - SLOTS;
     this.marks[1] = threadCpuNs();
     this.marks[2] = lastRunDelayNs;
+    accountSpinWith(() => {
+      threadCpuNs();
+      return lastRunDelayNs / 1e6;
+    });
+    this.marks[3] = spunNs();
   }
 
   static create(phases: number): PhaseClock {
@@ -136,6 +149,9 @@ export class PhaseClock {
     this.totals[this.base + RUN_DELAY] += delay - this.marks[2]!;
     this.marks[1] = cpu;
     this.marks[2] = delay;
+    const spin = spunNs();
+    this.totals[this.base + SPIN] += spin - this.marks[3]!;
+    this.marks[3] = spin;
   }
 
   /** Records now as the time of a signal, in slot `at` (ANSWERED_AT or REQUESTED_AT) of `totals`. */
@@ -163,5 +179,6 @@ export function readProfile<P extends string>(names: readonly P[], totals: Float
     cpuMs: totals[base + CPU]! / per,
     runDelayMs: totals[base + RUN_DELAY]! / per,
     wakeMs: totals[base + WAKE]! / per,
+    spinMs: totals[base + SPIN]! / per,
   };
 }

@@ -10,6 +10,7 @@ import * as rt from "../../index.js";
 import { copyInPlace } from "../../ops/elementwise.js";
 import { decodeModule } from "./replica_codec.js";
 import * as ch from "./channel.js";
+import { spinWhile } from "./spin.js";
 import { ANSWERED_AT, PhaseClock, REQUESTED_AT, WORKER_PHASES } from "./profile.js";
 import type { Module } from "../module.js";
 import type { Parameter } from "../parameter.js";
@@ -22,12 +23,15 @@ interface Setup {
   criterion: Parameters<typeof decodeModule>[0] | null;
   classes: string[];
   profile: Float64Array | null;
+  /** DataParallel's spinMs option. */
+  spinMs: number;
 }
 
 const setup = workerData as Setup;
 const { port, ctrl } = setup;
+const times = ch.timesOf(ctrl);
 const clock = setup.profile ? new PhaseClock(setup.profile) : null;
-const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number];
+const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE_BEFORE_FORWARD, IDLE_BEFORE_BACKWARD] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number];
 // One compute thread per replica: the replicas are the parallelism.
 rt.setNumThreads(1);
 
@@ -56,6 +60,8 @@ function answer(message?: object): void {
   if (message) port.postMessage(message);
   ctrl[ch.STATUS] = message ? ((message as { error?: unknown }).error ? ch.S_ERROR : ch.S_MESSAGE) : ch.S_OK;
   if (clock) PhaseClock.stamp(setup.profile!, ANSWERED_AT);
+  // For the main thread's balancer (balance.ts): when this replica finished.
+  times[ch.ANSWERED_MS] = ch.wallMs();
   Atomics.store(ctrl, ch.DONE, seen);
   Atomics.notify(ctrl, ch.DONE);
   clock?.addCpu();
@@ -142,7 +148,7 @@ function backward(): void {
 
 /** Runs one request; false once the main thread has closed this replica. */
 function handle(): boolean {
-  clock?.lap(IDLE);
+  clock?.lap(ctrl[ch.OP] === ch.OP_BACKWARD ? IDLE_BEFORE_BACKWARD : IDLE_BEFORE_FORWARD);
   if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
   waited = false;
   try {
@@ -188,6 +194,7 @@ function loop(): void {
       setImmediate(loop);
       return;
     }
+    if (spinWhile(ctrl, ch.CMD, seen, setup.spinMs)) continue;
     const woken = Atomics.wait(ctrl, ch.CMD, seen, WAIT_SYNC_MS);
     if (woken === "ok") waited = true;
     if (woken === "timed-out") {
