@@ -7,7 +7,9 @@
 // - against a simulation of the step with the measured action times and free messages (S ms):
 //   (a) the schedule's slots, (p-1)/m of the rank's compute (what (p-1)/(m+p-1) of the step is when
 //   every micro-batch's forward + backward takes the same time on every stage); (d) what the
-//   measured times add to it (stages or micro-batches of unequal time: S - compute - (a)); and
+//   measured times add to it (stages or micro-batches of unequal time: S - compute - (a); negative
+//   where a backward sends its input's gradient before its weight gradients, which the formula's
+//   whole-backward slots do not count on); and
 //   W - S, the time messages and the machine added; and the same simulation with each action's CPU
 //   time on the main thread instead of its wall time (a loaded machine keeps a runnable thread off
 //   its core, which the wall time counts and the CPU time does not): what a machine with a core
@@ -59,6 +61,13 @@ export interface IdleBreakdown {
 const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 const computeOf = (a: TracedAction) => a.end - a.start - a.waitMs;
 
+/** The share of an action's compute done when it posted its message (1 when it sent none). */
+function sentFraction(a: TracedAction): number {
+  const compute = computeOf(a);
+  if (a.sentAt === null || compute <= 0) return 1;
+  return Math.min(1, Math.max(0, (a.sentAt - a.start - a.waitMs) / compute));
+}
+
 /** The step's time with each action taking `duration` (its measured compute time by default) and messages free (one stage per rank). */
 function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => number = computeOf): number {
   const p = steps.length;
@@ -74,8 +83,11 @@ function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => n
       const deps = a.kind === "F" ? (s > 0 ? [`F${s - 1}:${a.mb}`] : []) : s < p - 1 ? [`B${s + 1}:${a.mb}`, `F${s}:${a.mb}`] : [`F${s}:${a.mb}`];
       if (deps.some((d) => !done.has(d))) continue;
       const start = Math.max(free[r]!, ...deps.map((d) => done.get(d)!));
-      free[r] = start + duration(a);
-      done.set(`${a.kind}${s}:${a.mb}`, free[r]!);
+      const d = duration(a);
+      free[r] = start + d;
+      // The peer can go on once the message is posted: for a backward that sends its input's
+      // gradient first (inputGradientFirst), before its weight gradients, about half way through.
+      done.set(`${a.kind}${s}:${a.mb}`, start + d * sentFraction(a));
       next[r]!++;
       left--;
       progressed = true;

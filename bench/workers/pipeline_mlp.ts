@@ -2,7 +2,8 @@
 // and for MODE=balance): a deep MLP (LAYERS blocks of Linear + ReLU, the first from IN = 784
 // inputs as Fashion-MNIST's images, the others Linear(D, D), then Linear(D, 10)) trained with SGD
 // on a fixed batch of B samples, split after block SPLIT into 2 stages and run by
-// SCHEDULE ("gpipe" | "1f1b") over MICROBATCHES micro-batches. Prints RESULT with samples/s per
+// SCHEDULE ("gpipe" | "1f1b") over MICROBATCHES micro-batches (WHOLE_BACKWARD=1: without the
+// schedules' inputGradientFirst). Prints RESULT with samples/s per
 // run; each rank's compute time per step and bubble fraction over the pipeline's step (below)
 // beside the ideal (p-1)/(m+p-1), and the schedule's own per-rank figure from back-to-back steps;
 // and the activation memory this rank held at its peak (tensor-arena bytes above the step's start).
@@ -138,7 +139,9 @@ if (!distributed) {
   const pipe = dist.pipelining.pipeline(model, { splitPoints: [String(SPLIT)] });
   const stage = pipe.buildStage(rank);
   const Schedule = SCHEDULE === "gpipe" ? dist.pipelining.ScheduleGPipe : dist.pipelining.Schedule1F1B;
-  const sched = new Schedule(stage, { nMicrobatches: M, lossFn, lossScaling: "mean", afterAction: () => cpuMarks.push(threadCpuMs()) });
+  // WHOLE_BACKWARD=1: each backward computes its weight gradients before it sends its input's (the schedules' behaviour before inputGradientFirst), for A/B.
+  const inputGradientFirst = process.env.WHOLE_BACKWARD !== "1";
+  const sched = new Schedule(stage, { nMicrobatches: M, lossFn, lossScaling: "mean", inputGradientFirst, afterAction: () => cpuMarks.push(threadCpuMs()) });
   const opt = new optim.SGD(pipe.getStageModule(rank).parameters(), { lr: 1e-3 });
   // Gradients stay allocated between steps (zeroed, not dropped), so a step's extra held bytes are its activations.
   step = () => {
