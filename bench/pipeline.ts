@@ -2,7 +2,10 @@
 //
 // Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear + ReLU, the
 // first Linear(784, 512) and the others Linear(512, 512), then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
-// for each micro-batch count; beside it the same model unsplit in one process, and PyTorch's
+// for each micro-batch count, 1F1B twice, interleaved: as the schedules run it (each backward sends
+// its input's gradient before it computes its weight gradients) and with each backward whole
+// ("1f1b, whole B", as before inputGradientFirst; --no-whole leaves it out); the ranks inherit
+// NODE_OPTIONS (NODE_OPTIONS=--no-node-snapshot, for A/B of V8's scavenge cost); beside it the same model unsplit in one process, and PyTorch's
 // torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same schedules and split,
 // run by the peer bench/peer.ts chooses. The split is chosen first by timing each stage alone
 // (forward and backward of one micro-batch, CPU time) for every split point: the one whose slower
@@ -134,6 +137,11 @@ for (const m of MICROBATCHES) {
     const rate = median(r0!.rates);
     if (schedule === "gpipe" && !wholeBackward) gpipeActivation = r0!.activationMb;
     const perStep = r0!.traced.map((_, i) => idleBreakdown([r0!.traced[i]!, r1!.traced[i]!], m));
+    // Over every traced step, not the median step's alone: CPU times vary less than wall times, but a scavenge still lands in one action or another.
+    const cpuBubbles = (rank: number) => {
+      const v = perStep.map((s) => s[rank]!.cpuSimulatedBubble);
+      return `${median(v).toFixed(2)} (${Math.min(...v).toFixed(2)}-${Math.max(...v).toFixed(2)})`;
+    };
     if (perStep.length > 0) {
       medianStep(perStep).forEach((b: IdleBreakdown, rank) => {
         const ms = (v: number) => v.toFixed(1);
@@ -142,7 +150,7 @@ for (const m of MICROBATCHES) {
         idleRows.push([
           label, String(m), String(rank), ms(b.stepMs), ms(b.computeMs), ms(b.idleMs), ms(b.slotsMs), ms(b.imbalanceMs), ms(b.excessMs),
           ms(b.peerLateMs), ms(b.pickupMs), ms(b.transferMs), ms(b.noticeMs), ms(b.outsideMs), (1 - b.computeMs / b.stepMs).toFixed(2),
-          (1 - b.computeMs / simulatedMs).toFixed(2), b.cpuSimulatedBubble.toFixed(2), ideal.toFixed(2),
+          (1 - b.computeMs / simulatedMs).toFixed(2), cpuBubbles(rank), ideal.toFixed(2),
           `${ms(actionMs.F ?? NaN)} / ${ms(actionMs.B ?? NaN)} (${ms(actionMs.F0 ?? NaN)} / ${ms(actionMs.B0 ?? NaN)})`,
           `${ms(actionCpuMs?.F ?? NaN)} / ${ms(actionCpuMs?.B ?? NaN)}`,
           gcPerStep ? `${ms(gcPerStep.ms)} (${gcPerStep.count.toFixed(1)}); full ${ms(gcPerStep.fullMs)} (${gcPerStep.fullCount.toFixed(1)})` : "n/a",
@@ -179,7 +187,7 @@ printTable(
   [
     "schedule", "micro-batches", "rank", "step", "compute", "idle", "(a) slots", "(d) unequal times", "added by messages",
     "wait: peer not sent", "wait: pickup", "wait: transfer", "wait: notice", "outside waits", "traced bubble", "bubble, measured times, free messages",
-    "bubble, CPU times, free messages", "ideal", "F / B ms (mb 0)", "F / B CPU ms", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / comm worker CPU / other threads' CPU",
+    "bubble, CPU times, free messages: median (range) of traced steps", "ideal", "F / B ms (mb 0)", "F / B CPU ms", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / comm worker CPU / other threads' CPU",
   ],
   idleRows,
 );
