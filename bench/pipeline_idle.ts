@@ -32,7 +32,11 @@ export interface CommSpan {
 }
 
 /** An action of the schedule's timeline (its pool reading left out: the workers don't send it), with the main thread's CPU time over it. */
-export type TracedAction = Omit<TimedAction, "heldBytes"> & { cpuMs?: number };
+export type TracedAction = Omit<TimedAction, "heldBytes"> & {
+  cpuMs?: number;
+  /** For a backward that sent a gradient: the main thread's CPU time from the action's start to the send. */
+  cpuBeforeSendMs?: number;
+};
 
 /** One step of one rank: its timeline (ms from `origin`) and its comm thread's spans. */
 export interface TracedStep {
@@ -61,7 +65,7 @@ export interface IdleBreakdown {
 const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 const computeOf = (a: TracedAction) => a.end - a.start - a.waitMs;
 
-/** The share of an action's compute done when it posted its message (1 when it sent none). */
+/** The share of an action's compute (wall) done when it posted its message (1 when it sent none). */
 function sentFraction(a: TracedAction): number {
   const compute = computeOf(a);
   if (a.sentAt === null || compute <= 0) return 1;
@@ -69,7 +73,7 @@ function sentFraction(a: TracedAction): number {
 }
 
 /** The step's time with each action taking `duration` (its measured compute time by default) and messages free (one stage per rank). */
-function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => number = computeOf): number {
+function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => number = computeOf, beforeSend: (a: TracedAction, d: number) => number = (a, d) => d * sentFraction(a)): number {
   const p = steps.length;
   const done = new Map<string, number>();
   const next = new Array<number>(p).fill(0);
@@ -87,7 +91,7 @@ function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => n
       free[r] = start + d;
       // The peer can go on once the message is posted: for a backward that sends its input's
       // gradient first (inputGradientFirst), before its weight gradients, about half way through.
-      done.set(`${a.kind}${s}:${a.mb}`, start + d * sentFraction(a));
+      done.set(`${a.kind}${s}:${a.mb}`, start + beforeSend(a, d));
       next[r]!++;
       left--;
       progressed = true;
@@ -105,7 +109,7 @@ export function idleBreakdown(steps: readonly TracedStep[], m: number): IdleBrea
   const W = w1 - w0;
   const S = simulate(steps);
   const cpuOf = (a: TracedAction) => a.cpuMs ?? NaN;
-  const Scpu = simulate(steps, cpuOf);
+  const Scpu = simulate(steps, cpuOf, (a, d) => Math.min(d, a.cpuBeforeSendMs ?? d * sentFraction(a)));
   const comm = (r: number, name: string, mb: number) => steps[r]!.comm.find((c) => c.name === name && c.mb === mb);
   return steps.map((st, r) => {
     const computeMs = st.actions.reduce((n, a) => n + computeOf(a), 0);

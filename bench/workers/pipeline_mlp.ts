@@ -119,6 +119,7 @@ const distributed = process.env.RANK !== undefined;
 const commTids = new Set<string>();
 // The main thread's CPU at the start of the step and after each of its actions (afterAction).
 const cpuMarks: number[] = [];
+const gradientSentCpu = new Map<number, number>();
 let step: () => void;
 let timeline: () => rt.dist.pipelining.StepTimeline | null = () => null;
 let ideal = 0;
@@ -138,6 +139,13 @@ if (!distributed) {
   if (dist.getWorldSize() !== 2) throw new Error("bench/workers/pipeline_mlp.ts runs 2 ranks (one split point, SPLIT)");
   const pipe = dist.pipelining.pipeline(model, { splitPoints: [String(SPLIT)] });
   const stage = pipe.buildStage(rank);
+  // The main thread's CPU when each backward posts its gradient: how far into the backward's CPU
+  // time the previous stage can go on (the simulation with CPU times, bench/pipeline_idle.ts).
+  const sendGradient = stage.sendGradient.bind(stage);
+  stage.sendGradient = (grad, mb) => {
+    gradientSentCpu.set(mb ?? -1, threadCpuMs());
+    return sendGradient(grad, mb);
+  };
   const Schedule = SCHEDULE === "gpipe" ? dist.pipelining.ScheduleGPipe : dist.pipelining.Schedule1F1B;
   // WHOLE_BACKWARD=1: each backward computes its weight gradients before it sends its input's (the schedules' behaviour before inputGradientFirst), for A/B.
   const inputGradientFirst = process.env.WHOLE_BACKWARD !== "1";
@@ -147,6 +155,7 @@ if (!distributed) {
   step = () => {
     opt.zeroGrad(false);
     cpuMarks.length = 0;
+    gradientSentCpu.clear();
     cpuMarks.push(threadCpuMs());
     if (stage.isFirst) sched.step(x);
     else sched.step({ target: y });
@@ -253,7 +262,12 @@ if (distributed) {
     drainTraceSources(recorder);
     setTraceRecorder(null);
     const t = timeline()!;
-    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }, j) => ({ ...a, cpuMs: cpuMarks[j + 1]! - cpuMarks[j]! })), comm });
+    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }, j) => {
+        const sentCpu = a.kind === "B" ? gradientSentCpu.get(a.mb) : undefined;
+        return { ...a, cpuMs: cpuMarks[j + 1]! - cpuMarks[j]!, ...(sentCpu !== undefined && { cpuBeforeSendMs: sentCpu - cpuMarks[j]! }) };
+      }),
+      comm,
+    });
   }
 }
 const rank = distributed ? dist.getRank() : 0;
