@@ -39,8 +39,8 @@ export interface ScheduleOptions {
    * weights' gradients (default true): the previous stage, which waits for that gradient, then
    * waits for about half a backward less (the zero-bubble pipelines' split of B into B and W, kept
    * inside one action). Gradients come out the same; false runs each backward whole, as before.
-   * A stage module whose backward ends in a final callback (DDP's gradient averaging) still
-   * computes everything before it.
+   * Only Linear layers defer their weight gradients, and not for parameters with gradient hooks
+   * (a DDP or FSDP stage module computes them in the pass, as before).
    */
   inputGradientFirst?: boolean;
 }
