@@ -1,8 +1,11 @@
-// node --import tsx bench/pipeline.ts [--microbatches 2,4,8] [--split K] [--no-peer]
+// node --import tsx --conditions=source bench/pipeline.ts [--microbatches 2,4,8] [--split K] [--no-peer] [--no-whole]
 //
 // Pipeline parallelism on 2 ranks of one thread each: a deep MLP (8 blocks of Linear + ReLU, the
 // first Linear(784, 512) and the others Linear(512, 512), then Linear(512, 10)), SGD, batch 256 (bench/workers/pipeline_mlp.ts), under GPipe and 1F1B
-// for each micro-batch count; beside it the same model unsplit in one process, and PyTorch's
+// for each micro-batch count, 1F1B twice, interleaved: as the schedules run it (each backward sends
+// its input's gradient before it computes its weight gradients) and with each backward whole
+// ("1f1b, whole B", as before inputGradientFirst; --no-whole leaves it out); the ranks inherit
+// NODE_OPTIONS (NODE_OPTIONS=--no-node-snapshot, for A/B of V8's scavenge cost); beside it the same model unsplit in one process, and PyTorch's
 // torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same schedules and split,
 // run by the peer bench/peer.ts chooses. The split is chosen first by timing each stage alone
 // (forward and backward of one micro-batch, CPU time) for every split point: the one whose slower
@@ -80,8 +83,8 @@ if (Number.isNaN(split)) {
 }
 console.log(`split after block ${split}: stage 0 has blocks 0..${split - 1}, stage 1 blocks ${split}..7 and the head`);
 
-function ringtorch(schedule: string, m: number): RankResult[] {
-  const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", SCHEDULE: schedule, MICROBATCHES: String(m), SPLIT: String(split) };
+function ringtorch(schedule: string, m: number, wholeBackward = false): RankResult[] {
+  const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", SCHEDULE: schedule, MICROBATCHES: String(m), SPLIT: String(split), WHOLE_BACKWARD: wholeBackward ? "1" : "0" };
   const out =
     schedule === "unsplit"
       ? execFileSync(process.execPath, ["--import", "tsx", "--conditions=source", worker], { env }).toString()
@@ -90,6 +93,17 @@ function ringtorch(schedule: string, m: number): RankResult[] {
   if (results.length !== (schedule === "unsplit" ? 1 : 2)) throw new Error(`bench/pipeline: no result from ringtorch ${schedule} m=${m}:\n${out}`);
   return results;
 }
+
+// Each backward sends its input's gradient before computing its weight gradients (the schedules'
+// default, inputGradientFirst); "whole B" rows run each backward whole, as before, interleaved
+// with them in the same run (--no-whole leaves them out).
+const VARIANTS = [
+  { label: "gpipe", schedule: "gpipe", wholeBackward: false },
+  ...(args.includes("--no-whole") ? [] : [{ label: "1f1b, whole B", schedule: "1f1b", wholeBackward: true }]),
+  { label: "1f1b", schedule: "1f1b", wholeBackward: false },
+];
+// The ranks inherit NODE_OPTIONS (NODE_OPTIONS=--no-node-snapshot for V8's cheaper scavenges, for A/B).
+console.log(`ranks' NODE_OPTIONS: ${process.env.NODE_OPTIONS ?? "(none)"}`);
 
 const peer = args.includes("--no-peer") ? "not asked for (--no-peer)" : findPeer();
 console.log(describePeer(peer, 1));
@@ -113,21 +127,30 @@ const torchUnsplit = torch("unsplit", 1);
 rows.push(["unsplit, 1 process", "-", median(unsplit.rates), torchUnsplit, median(unsplit.rates) / torchUnsplit, "-", "-", "-", "-", "-", "-", unsplit.rssMb]);
 for (const m of MICROBATCHES) {
   let gpipeActivation = NaN;
-  for (const schedule of ["gpipe", "1f1b"]) {
-    const [r0, r1] = ringtorch(schedule, m);
-    const theirs = torch(schedule, m);
+  const theirs = new Map<string, number>();
+  for (const variant of VARIANTS) {
+    const { schedule, wholeBackward } = variant;
+    const [r0, r1] = ringtorch(schedule, m, wholeBackward);
+    // PyTorch once per schedule (its backward is always whole), beside the variant without "whole".
+    if (!theirs.has(schedule)) theirs.set(schedule, torch(schedule, m));
+    const label = variant.label;
     const rate = median(r0!.rates);
-    if (schedule === "gpipe") gpipeActivation = r0!.activationMb;
+    if (schedule === "gpipe" && !wholeBackward) gpipeActivation = r0!.activationMb;
     const perStep = r0!.traced.map((_, i) => idleBreakdown([r0!.traced[i]!, r1!.traced[i]!], m));
+    // Over every traced step, not the median step's alone: CPU times vary less than wall times, but a scavenge still lands in one action or another.
+    const cpuBubbles = (rank: number) => {
+      const v = perStep.map((s) => s[rank]!.cpuSimulatedBubble);
+      return `${median(v).toFixed(2)} (${Math.min(...v).toFixed(2)}-${Math.max(...v).toFixed(2)})`;
+    };
     if (perStep.length > 0) {
       medianStep(perStep).forEach((b: IdleBreakdown, rank) => {
         const ms = (v: number) => v.toFixed(1);
         const { sched, gcPerStep, actionMs, actionCpuMs, ideal } = [r0, r1][rank]!;
         const simulatedMs = b.computeMs + b.slotsMs + b.imbalanceMs;
         idleRows.push([
-          schedule, String(m), String(rank), ms(b.stepMs), ms(b.computeMs), ms(b.idleMs), ms(b.slotsMs), ms(b.imbalanceMs), ms(b.excessMs),
+          label, String(m), String(rank), ms(b.stepMs), ms(b.computeMs), ms(b.idleMs), ms(b.slotsMs), ms(b.imbalanceMs), ms(b.excessMs),
           ms(b.peerLateMs), ms(b.pickupMs), ms(b.transferMs), ms(b.noticeMs), ms(b.outsideMs), (1 - b.computeMs / b.stepMs).toFixed(2),
-          (1 - b.computeMs / simulatedMs).toFixed(2), b.cpuSimulatedBubble.toFixed(2), ideal.toFixed(2),
+          (1 - b.computeMs / simulatedMs).toFixed(2), cpuBubbles(rank), ideal.toFixed(2),
           `${ms(actionMs.F ?? NaN)} / ${ms(actionMs.B ?? NaN)} (${ms(actionMs.F0 ?? NaN)} / ${ms(actionMs.B0 ?? NaN)})`,
           `${ms(actionCpuMs?.F ?? NaN)} / ${ms(actionCpuMs?.B ?? NaN)}`,
           gcPerStep ? `${ms(gcPerStep.ms)} (${gcPerStep.count.toFixed(1)}); full ${ms(gcPerStep.fullMs)} (${gcPerStep.fullCount.toFixed(1)})` : "n/a",
@@ -137,7 +160,7 @@ for (const m of MICROBATCHES) {
     }
     const f = (v: number | null) => (v ?? NaN).toFixed(2);
     rows.push([
-      schedule, String(m), rate, theirs, rate / theirs, r0!.ideal, `${f(r0!.bubble)} / ${f(r1!.bubble)}`, `${f(r0!.ownBubble)} / ${f(r1!.ownBubble)}`,
+      label, String(m), rate, theirs.get(schedule)!, rate / theirs.get(schedule)!, r0!.ideal, `${f(r0!.bubble)} / ${f(r1!.bubble)}`, `${f(r0!.ownBubble)} / ${f(r1!.ownBubble)}`,
       `${(r0!.busyMs ?? NaN).toFixed(1)} / ${(r1!.busyMs ?? NaN).toFixed(1)} of ${(r0!.stepMs ?? NaN).toFixed(1)}`,
       `${r0!.activationMb.toFixed(1)} (${(r0!.activationMb / gpipeActivation).toFixed(2)}× GPipe)`, Math.max(r0!.rssMb, r1!.rssMb),
     ]);
@@ -164,7 +187,7 @@ printTable(
   [
     "schedule", "micro-batches", "rank", "step", "compute", "idle", "(a) slots", "(d) unequal times", "added by messages",
     "wait: peer not sent", "wait: pickup", "wait: transfer", "wait: notice", "outside waits", "traced bubble", "bubble, measured times, free messages",
-    "bubble, CPU times, free messages", "ideal", "F / B ms (mb 0)", "F / B CPU ms", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / comm worker CPU / other threads' CPU",
+    "bubble, CPU times, free messages: median (range) of traced steps", "ideal", "F / B ms (mb 0)", "F / B CPU ms", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / comm worker CPU / other threads' CPU",
   ],
   idleRows,
 );

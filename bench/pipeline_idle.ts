@@ -7,7 +7,9 @@
 // - against a simulation of the step with the measured action times and free messages (S ms):
 //   (a) the schedule's slots, (p-1)/m of the rank's compute (what (p-1)/(m+p-1) of the step is when
 //   every micro-batch's forward + backward takes the same time on every stage); (d) what the
-//   measured times add to it (stages or micro-batches of unequal time: S - compute - (a)); and
+//   measured times add to it (stages or micro-batches of unequal time: S - compute - (a); negative
+//   where a backward sends its input's gradient before its weight gradients, which the formula's
+//   whole-backward slots do not count on); and
 //   W - S, the time messages and the machine added; and the same simulation with each action's CPU
 //   time on the main thread instead of its wall time (a loaded machine keeps a runnable thread off
 //   its core, which the wall time counts and the CPU time does not): what a machine with a core
@@ -30,7 +32,11 @@ export interface CommSpan {
 }
 
 /** An action of the schedule's timeline (its pool reading left out: the workers don't send it), with the main thread's CPU time over it. */
-export type TracedAction = Omit<TimedAction, "heldBytes"> & { cpuMs?: number };
+export type TracedAction = Omit<TimedAction, "heldBytes"> & {
+  cpuMs?: number;
+  /** For a backward that sent a gradient: the main thread's CPU time from the action's start to the send. */
+  cpuBeforeSendMs?: number;
+};
 
 /** One step of one rank: its timeline (ms from `origin`) and its comm thread's spans. */
 export interface TracedStep {
@@ -59,8 +65,15 @@ export interface IdleBreakdown {
 const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 const computeOf = (a: TracedAction) => a.end - a.start - a.waitMs;
 
+/** The share of an action's compute (wall) done when it posted its message (1 when it sent none). */
+function sentFraction(a: TracedAction): number {
+  const compute = computeOf(a);
+  if (a.sentAt === null || compute <= 0) return 1;
+  return Math.min(1, Math.max(0, (a.sentAt - a.start - a.waitMs) / compute));
+}
+
 /** The step's time with each action taking `duration` (its measured compute time by default) and messages free (one stage per rank). */
-function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => number = computeOf): number {
+function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => number = computeOf, beforeSend: (a: TracedAction, d: number) => number = (a, d) => d * sentFraction(a)): number {
   const p = steps.length;
   const done = new Map<string, number>();
   const next = new Array<number>(p).fill(0);
@@ -74,8 +87,11 @@ function simulate(steps: readonly TracedStep[], duration: (a: TracedAction) => n
       const deps = a.kind === "F" ? (s > 0 ? [`F${s - 1}:${a.mb}`] : []) : s < p - 1 ? [`B${s + 1}:${a.mb}`, `F${s}:${a.mb}`] : [`F${s}:${a.mb}`];
       if (deps.some((d) => !done.has(d))) continue;
       const start = Math.max(free[r]!, ...deps.map((d) => done.get(d)!));
-      free[r] = start + duration(a);
-      done.set(`${a.kind}${s}:${a.mb}`, free[r]!);
+      const d = duration(a);
+      free[r] = start + d;
+      // The peer can go on once the message is posted: for a backward that sends its input's
+      // gradient first (inputGradientFirst), before its weight gradients, about half way through.
+      done.set(`${a.kind}${s}:${a.mb}`, start + beforeSend(a, d));
       next[r]!++;
       left--;
       progressed = true;
@@ -93,7 +109,7 @@ export function idleBreakdown(steps: readonly TracedStep[], m: number): IdleBrea
   const W = w1 - w0;
   const S = simulate(steps);
   const cpuOf = (a: TracedAction) => a.cpuMs ?? NaN;
-  const Scpu = simulate(steps, cpuOf);
+  const Scpu = simulate(steps, cpuOf, (a, d) => Math.min(d, a.cpuBeforeSendMs ?? d * sentFraction(a)));
   const comm = (r: number, name: string, mb: number) => steps[r]!.comm.find((c) => c.name === name && c.mb === mb);
   return steps.map((st, r) => {
     const computeMs = st.actions.reduce((n, a) => n + computeOf(a), 0);

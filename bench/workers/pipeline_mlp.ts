@@ -2,7 +2,8 @@
 // and for MODE=balance): a deep MLP (LAYERS blocks of Linear + ReLU, the first from IN = 784
 // inputs as Fashion-MNIST's images, the others Linear(D, D), then Linear(D, 10)) trained with SGD
 // on a fixed batch of B samples, split after block SPLIT into 2 stages and run by
-// SCHEDULE ("gpipe" | "1f1b") over MICROBATCHES micro-batches. Prints RESULT with samples/s per
+// SCHEDULE ("gpipe" | "1f1b") over MICROBATCHES micro-batches (WHOLE_BACKWARD=1: without the
+// schedules' inputGradientFirst). Prints RESULT with samples/s per
 // run; each rank's compute time per step and bubble fraction over the pipeline's step (below)
 // beside the ideal (p-1)/(m+p-1), and the schedule's own per-rank figure from back-to-back steps;
 // and the activation memory this rank held at its peak (tensor-arena bytes above the step's start).
@@ -118,6 +119,7 @@ const distributed = process.env.RANK !== undefined;
 const commTids = new Set<string>();
 // The main thread's CPU at the start of the step and after each of its actions (afterAction).
 const cpuMarks: number[] = [];
+const gradientSentCpu = new Map<number, number>();
 let step: () => void;
 let timeline: () => rt.dist.pipelining.StepTimeline | null = () => null;
 let ideal = 0;
@@ -137,13 +139,23 @@ if (!distributed) {
   if (dist.getWorldSize() !== 2) throw new Error("bench/workers/pipeline_mlp.ts runs 2 ranks (one split point, SPLIT)");
   const pipe = dist.pipelining.pipeline(model, { splitPoints: [String(SPLIT)] });
   const stage = pipe.buildStage(rank);
+  // The main thread's CPU when each backward posts its gradient: how far into the backward's CPU
+  // time the previous stage can go on (the simulation with CPU times, bench/pipeline_idle.ts).
+  const sendGradient = stage.sendGradient.bind(stage);
+  stage.sendGradient = (grad, mb) => {
+    gradientSentCpu.set(mb ?? -1, threadCpuMs());
+    return sendGradient(grad, mb);
+  };
   const Schedule = SCHEDULE === "gpipe" ? dist.pipelining.ScheduleGPipe : dist.pipelining.Schedule1F1B;
-  const sched = new Schedule(stage, { nMicrobatches: M, lossFn, lossScaling: "mean", afterAction: () => cpuMarks.push(threadCpuMs()) });
+  // WHOLE_BACKWARD=1: each backward computes its weight gradients before it sends its input's (the schedules' behaviour before inputGradientFirst), for A/B.
+  const inputGradientFirst = process.env.WHOLE_BACKWARD !== "1";
+  const sched = new Schedule(stage, { nMicrobatches: M, lossFn, lossScaling: "mean", inputGradientFirst, afterAction: () => cpuMarks.push(threadCpuMs()) });
   const opt = new optim.SGD(pipe.getStageModule(rank).parameters(), { lr: 1e-3 });
   // Gradients stay allocated between steps (zeroed, not dropped), so a step's extra held bytes are its activations.
   step = () => {
     opt.zeroGrad(false);
     cpuMarks.length = 0;
+    gradientSentCpu.clear();
     cpuMarks.push(threadCpuMs());
     if (stage.isFirst) sched.step(x);
     else sched.step({ target: y });
@@ -250,7 +262,12 @@ if (distributed) {
     drainTraceSources(recorder);
     setTraceRecorder(null);
     const t = timeline()!;
-    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }, j) => ({ ...a, cpuMs: cpuMarks[j + 1]! - cpuMarks[j]! })), comm });
+    traced.push({ origin: t.origin, totalMs: t.totalMs, actions: t.actions.map(({ heldBytes: _, ...a }, j) => {
+        const sentCpu = a.kind === "B" ? gradientSentCpu.get(a.mb) : undefined;
+        return { ...a, cpuMs: cpuMarks[j + 1]! - cpuMarks[j]!, ...(sentCpu !== undefined && { cpuBeforeSendMs: sentCpu - cpuMarks[j]! }) };
+      }),
+      comm,
+    });
   }
 }
 const rank = distributed ? dist.getRank() : 0;

@@ -18,6 +18,56 @@ export interface BackwardOptions {
 let finalCallbacks: (() => void)[] | null = null;
 
 /**
+ * Leaf gradients left for later by the pass now running (BackwardOptions' internal
+ * deferredLeafGradients); null outside such a pass and inside any pass nested in it.
+ */
+let deferred: (() => void)[] | null = null;
+
+/**
+ * For an op's backward: when the pass running it defers leaf gradients (a pipeline stage that sends
+ * its input's gradient before it computes its weights' gradients, the "B then W" split of
+ * zero-bubble pipelines), queues `compute` — the gradients of `leaves` (weights, biases; null
+ * where none) — to run after the pass and returns true, so the op returns null for them now.
+ * Returns false, and the op computes them as usual, when the pass does not defer, a "leaf" is not
+ * one (its gradient would flow on into the graph), or a leaf has hooks. `compute` makes new
+ * tensors (no view of the op's incoming gradient), as an op's backward results are.
+ */
+export function deferLeafGradients(leaves: readonly (Tensor | null | undefined)[], compute: () => readonly (Tensor | null)[]): boolean {
+  if (deferred === null) return false;
+  for (const t of leaves) {
+    if (!t) continue;
+    if (t.gradFn || !t.requiresGrad) return false;
+    // A leaf with hooks (DDP's and FSDP's gradient hooks) gets its gradient inside the pass, where they expect it.
+    const node = gradEdge(t) as AccumulateGrad;
+    if (node.preHooks.length > 0 || node.postHooks.length > 0) return false;
+  }
+  deferred.push(() => {
+    const grads = compute();
+    for (let i = 0; i < leaves.length; i++) {
+      const leaf = leaves[i];
+      const g = grads[i];
+      if (leaf && g) accumulateLeaf(gradEdge(leaf) as AccumulateGrad, g, grads);
+    }
+  });
+  return true;
+}
+
+/**
+ * Runs the leaf gradients a pass deferred (runBackward's deferredLeafGradients), in the order
+ * their ops ran, outside grad mode as the pass would have, each accumulated into its leaf's .grad.
+ */
+export function runDeferredLeafGradients(list: (() => void)[]): void {
+  const previousGradMode = isGradEnabled();
+  setGradEnabled(false);
+  try {
+    for (let i = 0; i < list.length; i++) list[i]!();
+  } finally {
+    list.length = 0;
+    setGradEnabled(previousGradMode);
+  }
+}
+
+/**
  * Runs fn once the backward pass now in progress has finished every node (torch's
  * Variable._execution_engine.queue_callback). DDP waits for its bucket all-reduces here, so that
  * backward() returns with averaged gradients. Only callable during backward.
@@ -41,7 +91,17 @@ interface Pending {
 export function runBackward(
   roots: readonly Tensor[],
   rootGrads: readonly (Tensor | null | undefined)[],
-  options: BackwardOptions & { capture?: readonly Node[] } = {},
+  options: BackwardOptions & {
+    capture?: readonly Node[];
+    /**
+     * Internal, opt-in (the pipeline schedules): ops whose backward supports it (linear) leave
+     * their leaf gradients in this list for the caller to run with runDeferredLeafGradients, so
+     * that the gradients flowing back to the graph's inputs are final sooner. Ignored with
+     * createGraph or capture; if a hook queues a final callback (DDP, FSDP), the deferred
+     * gradients run before it, since callbacks expect every gradient.
+     */
+    deferredLeafGradients?: (() => void)[];
+  } = {},
 ): Map<Node, Tensor> {
   const traceStart = tracing.on ? traceNow() : 0;
   const createGraph = options.createGraph ?? false;
@@ -78,6 +138,9 @@ export function runBackward(
   const outerCallbacks = finalCallbacks;
   const callbacks: (() => void)[] = [];
   finalCallbacks = callbacks;
+  const outerDeferred = deferred;
+  const deferring = !createGraph && capture.size === 0 ? (options.deferredLeafGradients ?? null) : null;
+  deferred = deferring;
   setGradEnabled(createGraph);
   try {
     while (ready.size > 0) {
@@ -102,9 +165,14 @@ export function runBackward(
         continue;
       }
 
+      const deferredBefore = deferring?.length ?? 0;
       const results = grad ? node.apply(grad) : null;
       if (!retainGraph) node.release();
-      if (owned && !createGraph && results && node.preHooks.length === 0 && !capture.has(node)) releaseIfDead(grad!, results);
+      if (owned && !createGraph && results && node.preHooks.length === 0 && !capture.has(node)) {
+        // A node that deferred its leaf gradients reads its incoming gradient later: release it after them.
+        if (deferring !== null && deferring.length !== deferredBefore) deferring.push(() => releaseIfDead(grad!, results));
+        else releaseIfDead(grad!, results);
+      }
       // A plain loop, not forEach with a closure made per node: such a closure's optimized code is
       // dropped at any full collection that finds none alive (see BackwardFn in node.ts).
       const next = node.next;
@@ -118,10 +186,13 @@ export function runBackward(
         if (left === 0) ready.push(nextNode);
       }
     }
+    deferred = outerDeferred;
+    if (deferring && callbacks.length > 0) runDeferredLeafGradients(deferring);
     // Callbacks may queue more callbacks; run until none are left.
     for (let i = 0; i < callbacks.length; i++) callbacks[i]();
   } finally {
     returnHeap(ready);
+    deferred = outerDeferred;
     finalCallbacks = outerCallbacks;
     setGradEnabled(previousGradMode);
     if (traceStart !== 0) traceSpan(TID_TRAIN, capture.size > 0 ? "autograd.grad" : "backward", traceStart);
@@ -181,6 +252,13 @@ function isExclusive(r: Tensor, incoming: Tensor, results: readonly (Tensor | nu
   let uses = 0;
   for (const other of results) if (other && other.storage === r.storage) uses++;
   return uses === 1;
+}
+
+/** A deferred leaf gradient (its leaf has no hooks: deferLeafGradients) goes into .grad as the pass would have put it. */
+function accumulateLeaf(node: AccumulateGrad, g: Tensor, siblings: readonly (Tensor | null)[]): void {
+  // compute() makes its gradients (deferLeafGradients): one that is dense and alone on its memory may become .grad.
+  const owned = !g.gradFn && g.offset === 0 && g.numel === g.storage.length && g.isContiguous() && siblings.every((o) => o === g || !o || o.storage !== g.storage);
+  accumulate(node, g, owned, false);
 }
 
 function accumulate(node: AccumulateGrad, grad: Tensor, owned: boolean, createGraph: boolean): void {

@@ -1,6 +1,7 @@
 import { getBackend } from "../backend/index.js";
 import { isGradEnabled } from "../autograd/grad_mode.js";
 import { record } from "../autograd/record.js";
+import { deferLeafGradients } from "../autograd/engine.js";
 import { formatShape } from "../tensor/shape.js";
 import type { Tensor } from "../tensor/tensor.js";
 import { to } from "./creation.js";
@@ -82,11 +83,14 @@ export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor 
       const g2 = reshape(g, [rows, outFeatures]);
       const x2 = reshape(xc.detach(), [rows, inFeatures]);
       const product = (a: Tensor, b: Tensor) => backwardProduct(a, b, lowp);
-      return [
-        x.requiresGrad ? to(reshape(product(g2, weight), x.shape), x.dtype) : null,
+      const dx = x.requiresGrad ? to(reshape(product(g2, weight), x.shape), x.dtype) : null;
+      const leaves = (): (Tensor | null)[] => [
         weight.requiresGrad ? to(product(transpose(g2, 0, 1), isGradEnabled() ? reshape(x, [rows, inFeatures]) : x2), weight.dtype) : null,
         bias?.requiresGrad ? biasGrad(g2, bias) : null,
       ];
+      // Where the pass defers them (a pipeline stage sending dx first), the weight and bias gradients run later.
+      if (dx && deferLeafGradients([weight, bias], leaves)) return [dx, null, null];
+      return [dx, ...leaves()];
     },
     [x, weight],
   );

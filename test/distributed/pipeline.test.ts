@@ -85,6 +85,7 @@ describe("pipeline parallelism against the unsplit model", () => {
       assert.match(reports[rank]!.errors.interleavedRounds!, /5 micro-batches on 2 ranks run in 2 rounds, so the number of micro-batches must be a multiple of 2/);
       assert.match(reports[rank]!.errors.interleavedStages!, new RegExp(`group rank ${rank} of 2 must hold the stages ${rank}, ${rank + 2} of the 4-stage pipeline`));
     }
+    for (const rank of [0, 1]) assert.match(reports[rank]!.errors.inputGradientFirst!, /Schedule1F1B: inputGradientFirst must be true or false, got "yes"/);
     assert.match(reports[0]!.errors.tooManyMicrobatches!, /5 micro-batches need at least 5 samples, but the input batch has 4/);
     assert.match(reports[1]!.errors.tooManyMicrobatches!, /5 micro-batches need at least 5 samples, but the target batch has 4/);
     for (const rank of [0, 1]) {

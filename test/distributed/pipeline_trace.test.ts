@@ -58,6 +58,12 @@ test("a traced 2-stage pipeline: each stage's forward/backward per micro-batch i
         assert.equal(owner.name, `${rank === 0 ? "backward" : "forward"} mb ${w.args?.mb}`);
       }
 
+      // Stage 1 sends its input's gradient before it computes its weight gradients (inputGradientFirst):
+      // each backward ends with their span; stage 0 sends none and computes them inside its pass.
+      const weightSpans = train.filter((e) => inside(e, step) && e.name.startsWith("weight gradients"));
+      assert.deepEqual(weightSpans.map((w) => w.args?.mb).sort(), rank === 1 ? [0, 1, 2, 3] : [], `rank ${rank}'s weight gradient spans`);
+      for (const w of weightSpans) assert.equal(actions.find((a) => inside(w, a))?.name, `backward mb ${w.args?.mb}`);
+
       // On the comm thread: stage 0 sends each micro-batch's header and activation and receives its
       // gradient; stage 1 the other way round, all across boundary 0, in micro-batch order. A receive
       // may be posted before its step's span opens and a send may finish after it closes, so the

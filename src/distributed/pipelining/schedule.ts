@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { cat, split } from "../../ops/join.js";
 import { mul } from "../../ops/elementwise.js";
+import { runBackward, runDeferredLeafGradients } from "../../autograd/engine.js";
 import { memoryPool } from "../../tensor/storage.js";
 import { Tensor } from "../../tensor/tensor.js";
 import { formatShape } from "../../tensor/shape.js";
@@ -33,6 +34,15 @@ export interface ScheduleOptions {
    * pool's held bytes). Its time counts in the step's, not in the action's.
    */
   afterAction?: (action: TimedAction) => void;
+  /**
+   * Whether a stage's backward computes its input's gradient first, sends it, and only then its
+   * weights' gradients (default true): the previous stage, which waits for that gradient, then
+   * waits for about half a backward less (the zero-bubble pipelines' split of B into B and W, kept
+   * inside one action). Gradients come out the same; false runs each backward whole, as before.
+   * Only Linear layers defer their weight gradients, and not for parameters with gradient hooks
+   * (a DDP or FSDP stage module computes them in the pass, as before).
+   */
+  inputGradientFirst?: boolean;
 }
 
 export interface StepOptions {
@@ -114,11 +124,12 @@ export abstract class PipelineScheduleBase {
   private readonly lossFn: ScheduleOptions["lossFn"];
   private readonly lossScaling: ScheduleOptions["lossScaling"];
   private readonly afterAction: ScheduleOptions["afterAction"];
+  private readonly inputGradientFirst: boolean;
   protected readonly stages: readonly PipelineStage[];
 
   constructor(stages: readonly PipelineStage[], opts: ScheduleOptions, usage: string) {
     const name = this.constructor.name;
-    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling", "afterAction"]);
+    checkOptions(name, opts, ["nMicrobatches", "lossFn", "lossScaling", "afterAction", "inputGradientFirst"]);
     if (!Number.isInteger(opts?.nMicrobatches) || opts.nMicrobatches < 1) {
       throw new RangeError(`${name}: nMicrobatches must be a positive integer, got ${opts?.nMicrobatches}`);
     }
@@ -137,6 +148,8 @@ export abstract class PipelineScheduleBase {
     this.lossScaling = opts.lossScaling;
     if (opts.afterAction !== undefined && typeof opts.afterAction !== "function") throw new TypeError(`${name}: afterAction must be a function (action) => void`);
     this.afterAction = opts.afterAction;
+    if (opts.inputGradientFirst !== undefined && typeof opts.inputGradientFirst !== "boolean") throw new TypeError(`${name}: inputGradientFirst must be true or false, got ${JSON.stringify(opts.inputGradientFirst)}`);
+    this.inputGradientFirst = opts.inputGradientFirst ?? true;
   }
 
   /** This rank's order of forwards and backwards. */
@@ -237,12 +250,16 @@ export abstract class PipelineScheduleBase {
         saved.delete(key);
         const grad = stage.isLast ? undefined : waited(() => spanned(`wait gradient mb ${mb}`, { mb, stage: action.stage }, () => inbox.gradient(stage.stageIndex, mb)));
         if (lastBackward.get(action.stage) === i && syncsGradients(stage.submodule)) stage.submodule.prepareForBackward();
-        root.backward(grad);
+        // The previous stage waits for this one's input gradient, not for its weight gradients:
+        // those run after the send (only a stage that sends one has a reason to defer them).
+        const deferred = this.inputGradientFirst && !stage.isFirst ? [] : undefined;
+        runBackward([root], [grad ?? null], { deferredLeafGradients: deferred });
         if (!stage.isFirst) {
           if (!input.grad) throw new Error(`${where}: the output of stage ${stage.stageIndex} does not depend on its input, so no gradient can go back to stage ${stage.stageIndex - 1}`);
           sentAt = performance.now() - t0;
           sends.push(stage.sendGradient(input.grad, mb));
         }
+        if (deferred && deferred.length > 0) spanned(`weight gradients mb ${mb}`, { mb, stage: action.stage }, () => runDeferredLeafGradients(deferred));
       }
       if (actionStart !== 0) traceSpan(TID_TRAIN, `${action.kind === "F" ? "forward" : "backward"} mb ${mb}`, actionStart, { mb, stage: action.stage, waitMs });
       // Post the receives that became possible (a header in, an activation sent) while this rank still has work.

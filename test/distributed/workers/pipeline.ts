@@ -50,16 +50,17 @@ function reference(n: number, reduction: "mean" | "sum") {
   return { out: out.detach(), loss: loss.detach(), grads };
 }
 
-function pipelineCase(ranks: number[], splitPoints: string[], kind: "gpipe" | "1f1b", n: number, m: number, reduction: "mean" | "sum"): void {
+/** inputGradientFirst false: each backward whole, its weight gradients before the gradient it sends (the schedules' default sends first). */
+function pipelineCase(ranks: number[], splitPoints: string[], kind: "gpipe" | "1f1b", n: number, m: number, reduction: "mean" | "sum", inputGradientFirst = true): void {
   const group = dist.newGroup(ranks);
   if (!ranks.includes(rank)) return;
-  const name = `${ranks.length} stages ${kind} batch ${n} in ${m} (${reduction})`;
+  const name = `${ranks.length} stages ${kind} batch ${n} in ${m} (${reduction}${inputGradientFirst ? "" : ", whole backward"})`;
   const ref = reference(n, reduction);
   const pipe = pipelining.pipeline(model(), { splitPoints });
   const s = ranks.indexOf(rank);
   const stage = pipe.buildStage(s, { group });
   const Schedule = kind === "gpipe" ? pipelining.ScheduleGPipe : pipelining.Schedule1F1B;
-  const schedule = new Schedule(stage, { nMicrobatches: m, lossFn: (o, t) => nn.functional.mseLoss(o, t, { reduction }), lossScaling: reduction });
+  const schedule = new Schedule(stage, { nMicrobatches: m, lossFn: (o, t) => nn.functional.mseLoss(o, t, { reduction }), lossScaling: reduction, inputGradientFirst });
   const { x, y } = batch(n);
   const losses: Tensor[] = [];
   const out = stage.isFirst ? schedule.step(x) : stage.isLast ? schedule.step({ target: y, losses }) : schedule.step();
@@ -206,6 +207,7 @@ function capture(key: string, fn: () => void): void {
 byHand();
 pipelineCase([0, 1, 2], ["2", "4"], "gpipe", 10, 4, "mean");
 pipelineCase([0, 1, 2], ["2", "4"], "1f1b", 10, 4, "mean");
+pipelineCase([0, 1, 2], ["2", "4"], "1f1b", 10, 4, "mean", false);
 pipelineCase([0, 1, 2], ["3", "6"], "1f1b", 9, 9, "sum");
 pipelineCase([0, 1], ["3"], "gpipe", 7, 3, "mean");
 pipelineCase([0, 1], ["3"], "1f1b", 7, 5, "sum");
@@ -241,6 +243,7 @@ if (rank < 2) {
     if (rank === 0) schedule.step(x);
     else schedule.step({ target: y });
   });
+  capture("inputGradientFirst", () => new pipelining.Schedule1F1B(pipe.buildStage(rank, { group: pair }), { nMicrobatches: 2, lossFn, lossScaling: "mean", inputGradientFirst: "yes" as unknown as boolean }));
   capture("shapeMismatch", () => {
     // Stage 1 declares it takes 16 features per sample; stage 0 sends 8.
     const stage = pipe.buildStage(rank, { group: pair, inputShape: rank === 1 ? [16] : undefined });
