@@ -29,20 +29,14 @@ struct Gemm {
   static_assert(KCF % W == 0, "the few-rows passes split K in whole vectors");
   static_assert(NCF % NR == 0 && NCF <= NC, "the few-rows chunks of B hold whole slivers");
 
-  struct Buffer {
-    T* p = nullptr;
-    ~Buffer() { std::free(p); }
-    T* get(size_t n) {
-      if (!p) p = static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64));
-      return p;
-    }
-  };
-
   static void run(const GemmProblem<T>& g) {
-    static thread_local Buffer abuf, bbuf;
+    // A's block and then B's in one allocation, so that both lie on the huge pages PackBuffer maps
+    // for B's size (A's alone would be under one).
+    static thread_local PackBuffer buf;
     // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
-    T* pa = abuf.get(size_t(MC) * std::max(KC, KCF) + W);
-    T* pb = bbuf.get(std::max(size_t(KC) * NC, size_t(KCF) * NR));
+    constexpr size_t kA = (size_t(MC) * std::max(KC, KCF) + W + 15) / 16 * 16;
+    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR)) * sizeof(T)));
+    T* pb = pa + kA;
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     if (NCF > 0 && g.m <= MC && g.csb == 1 && std::min<int64_t>(g.k, KC) * g.n > int64_t(2) * KC * NCF)
       return run_few_rows_rowb(g, pa, pb);
