@@ -29,36 +29,42 @@ struct Gemm {
   static_assert(KCF % W == 0, "the few-rows passes split K in whole vectors");
   static_assert(NCF % NR == 0 && NCF <= NC, "the few-rows chunks of B hold whole slivers");
 
-  struct Buffer {
-    T* p = nullptr;
-    ~Buffer() { std::free(p); }
-    T* get(size_t n) {
-      if (!p) p = static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64));
-      return p;
-    }
-  };
-
   static void run(const GemmProblem<T>& g) {
-    static thread_local Buffer abuf, bbuf;
+    // A's block and then B's in one allocation, so that both lie on the huge pages PackBuffer maps
+    // for B's size (A's alone would be under one).
+    static thread_local PackBuffer buf;
     // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
-    T* pa = abuf.get(size_t(MC) * std::max(KC, KCF) + W);
-    T* pb = bbuf.get(std::max(size_t(KC) * NC, size_t(KCF) * NR));
+    constexpr size_t kA = (size_t(MC) * std::max(KC, KCF) + W + 15) / 16 * 16;
+    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR)) * sizeof(T)));
+    T* pb = pa + kA;
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     if (NCF > 0 && g.m <= MC && g.csb == 1 && std::min<int64_t>(g.k, KC) * g.n > int64_t(2) * KC * NCF)
       return run_few_rows_rowb(g, pa, pb);
     for (int64_t jc = 0; jc < g.n; jc += NC) {
       const int64_t nc = std::min<int64_t>(NC, g.n - jc);
-      for (int64_t pc = 0; pc < g.k; pc += KC) {
-        const int64_t kc = std::min<int64_t>(KC, g.k - pc);
+      // K in equal passes of whole vectors (2048 = 6 x 344 rather than 5 x 384 + 128): a short last
+      // pass reads and writes all of C for a third of the arithmetic.
+      const int64_t passes = (g.k + KC - 1) / KC;
+      int64_t kc = 0;
+      for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
+        const int64_t left = passes - pass;
+        kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
         const T beta = pc == 0 ? g.beta : T(1);
         Pack<S, MR, NR>::b(g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, kc, nc, pb);
         for (int64_t ic = 0; ic < g.m; ic += MC) {
           const int64_t mc = std::min<int64_t>(MC, g.m - ic);
           Pack<S, MR, NR>::a(g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, mc, kc, pa);
+          const int64_t tiles = (mc + MR - 1) / MR;
           for (int64_t jr = 0; jr < nc; jr += NR) {
             const int nr = int(std::min<int64_t>(NR, nc - jr));
-            for (int64_t ir = 0; ir < mc; ir += MR) {
+            // The next packed sliver of B is fetched into L2 a part per tile, so that the first
+            // tile on it does not wait on L3 (the block of B is megabytes, past L2).
+            const char* next = reinterpret_cast<const char*>(pb + (jr + NR) * kc);
+            const int64_t next_bytes = jr + NR < nc ? int64_t(sizeof(T)) * kc * NR : 0;
+            for (int64_t ir = 0, t = 0; ir < mc; ir += MR, t++) {
               const int mr = int(std::min<int64_t>(MR, mc - ir));
+              for (int64_t o = next_bytes * t / tiles / 64 * 64; o < next_bytes * (t + 1) / tiles; o += 64)
+                __builtin_prefetch(next + o, 0, 2);
               tile<MR>(kc, pa + ir * kc, pb + jr * kc, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, g.alpha, beta, mr, nr);
             }
           }

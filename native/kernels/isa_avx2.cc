@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernel_table.h"
+#include "pack_buffer.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

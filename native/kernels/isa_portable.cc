@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernel_table.h"
+#include "pack_buffer.h"
 
 namespace rt_portable {
 using namespace rt;

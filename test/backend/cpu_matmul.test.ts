@@ -106,6 +106,22 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
+  it("the blocked loop's K in equal passes of whole vectors, each layout, with the next sliver prefetched", () => {
+    // More than MC rows, so the blocked loop: K that splits unevenly over passes (1000 is three
+    // passes of 336/336/328 at the AVX2 float32 KC of 384, four of 252/252/248/248 for float64),
+    // one past a multiple of both KCs, and N with an edge sliver, so the last sliver has no next.
+    const rng = new Rng(16);
+    const cases: Case[] = [
+      { batch: 1, m: 150, n: 100, k: 1000, transA: false, transB: false, beta: 1 },
+      { batch: 1, m: 160, n: 40, k: 1537, transA: true, transB: false, alpha: 0.5 },
+      { batch: 1, m: 145, n: 17, k: 769, transA: false, transB: true, beta: 0.25 },
+      { batch: 2, m: 151, n: 33, k: 770, transA: true, transB: true, broadcastB: true },
+    ];
+    forEachIsa((isa) => {
+      for (const c of cases) for (const ctor of FLOAT_TYPES) check(c, ctor, rng, isa);
+    });
+  });
+
   it("few rows of A against a transposed B: K in several equal passes, at and around MC rows", () => {
     // On AVX2 float32, at most MC (144) rows with B's columns contiguous take K in passes of up to
     // 1024 split evenly (2100 -> 704 + 704 + 692, 1030 -> 520 + 510); a pass must accumulate onto
