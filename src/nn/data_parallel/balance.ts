@@ -12,6 +12,11 @@
 /** Steps whose imbalance is looked at before a sample is moved: a median over them, so one preempted step does not move it. */
 export const BALANCE_WINDOW = 16;
 
+/** `n` samples cut into `pieces` sizes that differ by at most one, the larger first (PyTorch's scatter). */
+export function equalPieces(n: number, pieces: number): number[] {
+  return Array.from({ length: pieces }, (_, i) => Math.floor(n / pieces) + (i < n % pieces ? 1 : 0));
+}
+
 export class PieceBalancer {
   /** Samples moved from each worker's piece to the main thread's (negative: the other way), one entry per worker. */
   private readonly shift: number[];
@@ -31,7 +36,7 @@ export class PieceBalancer {
 
   /** The pieces' sizes for a batch of `n` cut `pieces` ways: the main thread's first, each at least 1. */
   sizes(n: number, pieces: number): number[] {
-    const sizes = Array.from({ length: pieces }, (_, i) => Math.floor(n / pieces) + (i < n % pieces ? 1 : 0));
+    const sizes = equalPieces(n, pieces);
     for (let i = 1; i < pieces; i++) {
       // Each worker keeps a sample, and gives the main thread at most its fair part of what keeps it at 1.
       const most = sizes[i]! - 1;

@@ -11,7 +11,7 @@ import { checkArity, checkOptions } from "../../util/options.js";
 import { Module } from "../module.js";
 import { setNumThreads } from "../../backend/num_threads.js";
 import { encodeModule } from "./replica_codec.js";
-import { PieceBalancer } from "./balance.js";
+import { equalPieces, PieceBalancer } from "./balance.js";
 import { SPIN_MS, spinWhile } from "./spin.js";
 import * as ch from "./channel.js";
 import { ANSWERED_AT, MAIN_PHASES, PhaseClock, readProfile, REQUESTED_AT, WORKER_PHASES, type DataParallelProfile } from "./profile.js";
@@ -239,11 +239,10 @@ export class DataParallel extends Module {
     }
     if (this.backwardPending.length > 0) this.collectGradients();
     const n = input.shape[0]!;
-    const pieces = Math.min(this.threads, Math.max(n, 1));
     const sizes = this.pieceSizes(n);
     const chunks = split(input, sizes, 0);
     const targets = target ? split(target, sizes, 0) : null;
-    const used = this.replicas.slice(0, pieces - 1);
+    const used = this.replicas.slice(0, sizes.length - 1);
     for (const r of used) this.start(r);
     this.resendIfReplaced(used);
     const grad = isGradEnabled();
@@ -376,8 +375,7 @@ export class DataParallel extends Module {
   pieceSizes(n: number): number[] {
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`DataParallel: pieceSizes expects a batch size (an integer >= 0), got ${n}`);
     const pieces = Math.min(this.threads, Math.max(n, 1));
-    if (this.balancer) return this.balancer.sizes(n, pieces);
-    return Array.from({ length: pieces }, (_, i) => Math.floor(n / pieces) + (i < n % pieces ? 1 : 0));
+    return this.balancer ? this.balancer.sizes(n, pieces) : equalPieces(n, pieces);
   }
 
   /**
