@@ -1,4 +1,4 @@
-// node --no-node-snapshot --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,mul,relu,softmax,layerNorm,sum] [--steps 10000] [--clock wall|cpu] [--no-peer]
+// node --import tsx --conditions=source bench/api.ts [--threads 1] [--sizes 4096,65536,1048576,16777216,67108864] [--ops matmul,add,mul,relu,softmax,layerNorm,sum] [--steps 10000] [--clock wall|cpu] [--no-peer]
 //
 // The ops a user calls, as a user calls them: `a.matmul(b)`, `x.add(y)`, `x.mul(y)`, `x.relu()`,
 // softmax, layer norm and sum in a plain loop that keeps nothing and releases nothing, so every call allocates its output.
@@ -12,9 +12,13 @@
 // `--clock cpu` times both sides by their process's CPU time (Node's process.cpuUsage, Python's
 // time.process_time; GC and helper threads included) instead of the wall clock: on a machine with
 // more runnable processes than cores, time spent waiting for a core then stays out of the figures.
-import { pathToFileURL } from "node:url";
+// The bench runs itself again with `--no-node-snapshot` (src/launch/node_snapshot.ts), as ringrun
+// runs a user's script, unless the node flags or RINGTORCH_NODE_SNAPSHOT=1 chose otherwise.
+import { spawnSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { getBackend, layerNorm, memoryPool, randn, sum, type Tensor } from "../src/index.js";
 import type { Backend, TypedArray } from "../src/backend/backend.js";
+import { snapshotFlags } from "../src/launch/node_snapshot.js";
 import { describePeer, findPeer, runPeer } from "./peer.js";
 import { clockFromArgs, secondsOn } from "./clock.js";
 import { median, printTable } from "./table.js";
@@ -200,9 +204,8 @@ function main(): void {
   });
   const policy = memoryPool.policy();
   if (policy) {
-    const how = policy.minBudget === policy.budget ? "fixed by RINGTORCH_ARENA_BUDGET_MB" : `chosen from the scavenges' cost, between ${policy.minBudget / 2 ** 20} and ${policy.budget / 2 ** 20} MB`;
-    const snapshot = process.execArgv.includes("--no-node-snapshot") || /--no-node-snapshot/.test(process.env.NODE_OPTIONS ?? "") ? "--no-node-snapshot" : "Node's startup snapshot (run with --no-node-snapshot for cheaper scavenges)";
-    console.log(`arena: forced scavenges ${policy.scavengeMicros.toFixed(0)} µs (average), budget ${(policy.budgetNow / 2 ** 20).toFixed(2)} MB (${how}); ${snapshot}`);
+    const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ? [`NODE_OPTIONS=${process.env.NODE_OPTIONS}`] : [])].join(" ");
+    console.log(`arena: forced scavenges ${policy.scavengeMicros.toFixed(0)} µs (average), budget ${(policy.budget / 2 ** 20).toFixed(2)} MB (RINGTORCH_ARENA_BUDGET_MB), or 3 outputs where larger; node flags: ${flags}`);
   }
   const theirs = peerTimes(cases);
   cases.forEach(([op, shape], i) => {
@@ -217,4 +220,16 @@ function main(): void {
   console.log("targets: API over kernel ≤ 0.10 for outputs ≥ 64 KB; vs PyTorch ≥ 1.0 (PyTorch's time / ours) from 4 KB to 64 MB");
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+/** This script again, in a child with `--no-node-snapshot`: its exit status, or null where the flags already chose. */
+function withoutSnapshot(): number | null {
+  const flags = snapshotFlags(process.execArgv, process.env);
+  if (flags.length === 0) return null;
+  const r = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...args], { stdio: "inherit" });
+  return r.status ?? 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const status = withoutSnapshot();
+  if (status === null) main();
+  else process.exitCode = status;
+}
