@@ -42,13 +42,9 @@ export interface ArenaStats {
 
 /** The arena's collection policy, in bytes (from the environment at startup; see Arena). */
 export interface ArenaPolicy {
-  /** The most bytes handed out between two scavenges, when no free block fits (RINGTORCH_ARENA_BUDGET_MB, which also fixes it). */
+  /** The most bytes handed out between two scavenges, when no free block fits (RINGTORCH_ARENA_BUDGET_MB); LARGE_BLOCKS blocks of a larger size. */
   budget: number;
-  /** The budget this thread uses now: chosen from what its scavenges cost, between minBudget and budget. */
-  budgetNow: number;
-  /** The least budget the measured scavenges may choose (the budget itself when RINGTORCH_ARENA_BUDGET_MB fixes it). */
-  minBudget: number;
-  /** This thread's forced scavenges, µs of wall time: an exponential average (NaN before the first). */
+  /** This thread's forced scavenges, µs of wall time: an exponential average (NaN before the first), for benches to print. */
   scavengeMicros: number;
   /** Growth of what a thread holds, since its last full collection, that starts another (RINGTORCH_ARENA_FULL_MB). */
   fullMin: number;
@@ -68,11 +64,8 @@ type Collect = (options?: { type: "minor" | "major" }) => void;
  * in, or at best memory that has left the cache). So when a size class has no free block and the
  * budget was handed out since the last collection, the arena asks for a scavenge (tens of µs with a
  * loop's few live objects) and goes on: the loop's dead tensors come back, and it cycles through a
- * few megabytes that stay in cache. The budget is BASE_BUDGET, or LARGE_BLOCKS blocks of the size
- * asked for when that is more, so that a loop over large tensors pays one scavenge per few calls.
- * Unless RINGTORCH_ARENA_BUDGET_MB fixes it, BASE_BUDGET is chosen from what this thread's forced
- * scavenges cost (budgetFor): cheap ones (--no-node-snapshot, src/launch/node_snapshot.ts) buy a
- * smaller budget whose blocks stay nearer the core, dear ones keep the larger.
+ * few megabytes that stay in cache. The budget is BUDGET, or LARGE_BLOCKS blocks of the size asked
+ * for when that is more, so that a loop over large tensors pays one scavenge per few calls.
  *
  * A tensor alive at two scavenges (an activation kept for backward, a tensor kept across a few
  * calls) is promoted to V8's old generation, and its block comes back only from a full collection.
@@ -100,37 +93,23 @@ function policyNumber(name: string, fallback: number): number {
 }
 
 /**
- * 8 MB. On this project's 2-core Zen 3 machine (1 MB of L2, a 32 MB L3 shared with other processes)
- * the add kernel writing 64 KB outputs into 64 rotating blocks (4 MB) ran at 5.5 µs, into 128 (8 MB)
- * at 9.3 µs, and on a loaded machine 4 MB made loops of 1 MB outputs 15-30% faster by CPU time;
- * but quiet, by the wall clock, 4 against 8 MB alternated twice was no consistent win for the
- * API's 64 KB-1 MB ops (README, Tensor memory), so 4 MB stays an option (RINGTORCH_ARENA_BUDGET_MB=4).
+ * 2 MB (RINGTORCH_ARENA_BUDGET_MB). What a forced scavenge costs is set by the bytes written since
+ * the last one more than by anything in the JavaScript heap: on this project's Zen 3 VMs an empty
+ * scavenge took 19 µs in bare node and 30 µs with ringtorch loaded (--no-node-snapshot) when run
+ * back to back, but 100-350 µs, in bare node too, after 8 MB of writes had pushed V8's own
+ * structures (page headers, roots) out of the caches. A bigger budget so buys fewer scavenges that
+ * each cost more, and outputs written into memory that has left the caches. Measured by process
+ * CPU time on the shared machine, loops of dropped outputs, three rounds interleaved (medians):
+ * add 64 KB 14.1 µs a call at 8 MB, 10.0 at 2 MB; add 1 MB 158 against 105; relu 64 KB 10.6
+ * against 7.2, relu 1 MB 153 against 78 (the 1 MB outputs cycle through LARGE_BLOCKS = 3 blocks).
+ * A budget chosen from the scavenges' measured cost (session 13) fed on itself: a large budget made
+ * dear scavenges, which asked for the largest budget, and it stayed at 8 MB.
  */
-const FIXED_BUDGET = process.env.RINGTORCH_ARENA_BUDGET_MB !== undefined && process.env.RINGTORCH_ARENA_BUDGET_MB !== "";
-const BASE_BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
-/**
- * The budget bought by one µs of forced scavenge: 40 KiB, so that a scavenge costs about the same
- * share of the outputs written between two of them whatever it costs. What a loop of 64 KB adds
- * pays per call, from the figures above (kernel into 4 MB of rotating blocks 5.5 µs, 8 MB 9.3 µs)
- * and a scavenge's share c·64 KB/budget: with c = 100 µs, 4 MB costs 7.1 µs against 10.1 for 8 MB;
- * with c = 200, 8.7 against 10.9. This rate reaches the 8 MB cap at about 200 µs, though by these
- * figures 4 MB would pay up to about 490 µs: quiet runs of the API found no consistent win for 4
- * over 8 MB with the snapshot's scavenges (above), so the rule leans to the old budget there. A
- * scavenge of 35 µs (--no-node-snapshot, an empty young generation) asks for 1.4 MB: MIN_BUDGET
- * keeps a loop over 64 KB outputs from paying one every few calls when a scavenge is that cheap.
- */
-const BUDGET_PER_SCAVENGE_MICRO = 40 * 1024;
-const MIN_BUDGET = Math.min(2 * MiB, BASE_BUDGET);
+const BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 2) * MiB;
 /** The weight of each new scavenge in the average, and the most one sample may count (twice the average): a scavenge the OS preempted reads long. */
 const SCAVENGE_WEIGHT = 1 / 8;
 const SCAVENGE_CLIP = 2;
 const LARGE_BLOCKS = 3;
-
-/** The budget that a scavenge of `micros` buys, within [MIN_BUDGET, BASE_BUDGET]. */
-export function budgetFor(micros: number): number {
-  if (FIXED_BUDGET || !(micros >= 0)) return BASE_BUDGET;
-  return Math.min(BASE_BUDGET, Math.max(MIN_BUDGET, Math.round(micros * BUDGET_PER_SCAVENGE_MICRO)));
-}
 const FULL_MIN = policyNumber("RINGTORCH_ARENA_FULL_MB", 64) * MiB;
 /**
  * 0.5, not 1: with 1, bench/gpt.ts's GPT (about 250 MB live after a full collection) let another
@@ -166,7 +145,6 @@ export class Arena {
   private scavengesSinceFull = 0;
   private fullEvery = FULL_EVERY_MIN;
   private scavengeMicros = NaN;
-  private budgetNow = BASE_BUDGET;
 
   constructor(
     private readonly native: NativeArena,
@@ -177,7 +155,7 @@ export class Arena {
 
   /** A SharedArrayBuffer of exactly `byteLength` bytes, zeroed when `zero`. */
   alloc(byteLength: number, zero: boolean): SharedArrayBuffer {
-    const budget = byteLength * LARGE_BLOCKS > this.budgetNow ? byteLength * LARGE_BLOCKS : this.budgetNow;
+    const budget = byteLength * LARGE_BLOCKS > BUDGET ? byteLength * LARGE_BLOCKS : BUDGET;
     return this.native.arenaAlloc(byteLength, zero, budget) ?? this.collectAndAlloc(byteLength, zero);
   }
 
@@ -209,13 +187,11 @@ export class Arena {
   private noteScavenge(micros: number): void {
     const last = this.scavengeMicros;
     this.scavengeMicros = Number.isNaN(last) ? micros : last + SCAVENGE_WEIGHT * (Math.min(micros, SCAVENGE_CLIP * last) - last);
-    this.budgetNow = budgetFor(this.scavengeMicros);
   }
 
   get policy(): ArenaPolicy {
     return {
-      budget: BASE_BUDGET, budgetNow: this.budgetNow, minBudget: FIXED_BUDGET ? BASE_BUDGET : MIN_BUDGET, scavengeMicros: this.scavengeMicros,
-      fullMin: FULL_MIN, freeLimit: FREE_LIMIT, fullGrowth: FULL_GROWTH,
+      budget: BUDGET, scavengeMicros: this.scavengeMicros, fullMin: FULL_MIN, freeLimit: FREE_LIMIT, fullGrowth: FULL_GROWTH,
     };
   }
 

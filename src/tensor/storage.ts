@@ -186,7 +186,7 @@ export const memoryPool = {
   stats(): ArenaStats | null {
     return arena?.read() ?? null;
   },
-  /** The arena's collection policy (budgets, fullMin and freeLimit in bytes; fullGrowth a share; this thread's scavenge cost in µs), or null without the arena. */
+  /** The arena's collection policy (budget, fullMin and freeLimit in bytes; fullGrowth a share; this thread's scavenge cost in µs), or null without the arena. */
   policy(): ArenaPolicy | null {
     return arena ? arena.policy : null;
   },

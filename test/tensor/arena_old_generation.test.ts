@@ -45,7 +45,6 @@ function stepHighWater(x: Tensor, keep: number): number {
 test("held memory stays within the live set's bound when dead tensors reach the old generation", { skip: !stats && "no native arena" }, () => {
   const policy = rt.memoryPool.policy()!;
   assert.deepEqual([policy.fullMin, policy.budget, policy.fullGrowth], [8 * MiB, 4 * MiB, Number(process.env.RINGTORCH_ARENA_FULL_GROWTH)], "the environment's policy was read");
-  assert.deepEqual([policy.minBudget, policy.budgetNow], [4 * MiB, 4 * MiB], "RINGTORCH_ARENA_BUDGET_MB fixes the budget");
   const x = rt.randn([64 * 1024]); // 256 KiB
   const liveBlocks = 96; // 24 MiB kept through a step: over fullMin / fullGrowth, so that the growth share sets the allowance
   const live = liveBlocks * x.numel * 4;
