@@ -95,7 +95,7 @@ function policyNumber(name: string, fallback: number): number {
 /**
  * 2 MB (RINGTORCH_ARENA_BUDGET_MB). What a forced scavenge costs is set by the bytes written since
  * the last one more than by anything in the JavaScript heap: on this project's Zen 3 VMs an empty
- * scavenge took 19 µs in bare node and 30 µs with ringtorch loaded (--no-node-snapshot) when run
+ * scavenge took 19-32 µs in bare node and 30-39 µs with ringtorch loaded (--no-node-snapshot) when run
  * back to back, but 100-350 µs, in bare node too, after 8 MB of writes had pushed V8's own
  * structures (page headers, roots) out of the caches. A bigger budget so buys fewer scavenges that
  * each cost more, and outputs written into memory that has left the caches. Measured by process
