@@ -39,7 +39,10 @@ const IN = Number(process.env.IN_FEATURES ?? 784);
 const SPLIT = Number(process.env.SPLIT ?? LAYERS / 2);
 const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
-const WARMUP = Number(process.env.WARMUP ?? 5);
+// 60 steps: V8 first optimizes a function that runs a few times a step only tens of steps in, on
+// background threads that take the cores the two ranks compute on (after 5 steps the ranks' other
+// threads used 7-9 ms of CPU per step at m = 8, after 60 about 2).
+const WARMUP = Number(process.env.WARMUP ?? 60);
 const BUBBLE_STEPS = Number(process.env.BUBBLE_STEPS ?? 10);
 const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
 
@@ -151,6 +154,15 @@ if (!distributed) {
 
 const busyOf = (t: rt.dist.pipelining.StepTimeline) => t.actions.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
 for (let i = 0; i < WARMUP; i++) step();
+// PIPE_CPU_PROF=<dir>: a V8 CPU profile of each rank's main thread over the timed steps, written
+// to <dir>/rank<r>.cpuprofile (node's --cpu-prof cannot go through ringrun to the ranks).
+const profiler = process.env.PIPE_CPU_PROF ? new (await import("node:inspector")).Session() : null;
+const post = (method: string) => new Promise<unknown>((resolve, reject) => profiler!.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+if (profiler) {
+  profiler.connect();
+  await post("Profiler.enable");
+  await post("Profiler.start");
+}
 const rates: number[] = [];
 const ownBubbles: number[] = [];
 let activationBytes = 0;
@@ -255,6 +267,10 @@ if (distributed) {
   }
 }
 const rank = distributed ? dist.getRank() : 0;
+if (profiler) {
+  const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+  (await import("node:fs")).writeFileSync(`${process.env.PIPE_CPU_PROF}/rank${rank}.cpuprofile`, JSON.stringify(profile));
+}
 console.log(
   "RESULT " +
     JSON.stringify({
