@@ -49,17 +49,17 @@ describe("balanceCost (no processes)", () => {
 });
 
 describe("balanceByTime (one process)", () => {
-  // One block does ~100x the arithmetic of each of the five small ones, so the only cut whose slower
-  // stage is fastest puts it alone on the first stage, where the equal count of children (3 | 3)
-  // would not.
-  const big = () => new nn.Sequential(new nn.Linear(16, 1024), new nn.ReLU(), new nn.Linear(1024, 16));
+  // One block does 256x the arithmetic of each small one, and at 256 rows several times what the five
+  // small ones cost with their per-op overhead, so the only cut whose slower stage is fastest puts
+  // it alone on the first stage, where the equal count of children (3 | 3) would not.
+  const big = () => new nn.Sequential(new nn.Linear(16, 2048), new nn.ReLU(), new nn.Linear(2048, 16));
   const small = () => new nn.Sequential(new nn.Linear(16, 16), new nn.Tanh());
 
   it("times each child and picks the cut a brute-force search over those times picks; valid split points; gradients untouched", () => {
     rt.manualSeed(0);
     const model = new nn.Sequential(big(), small(), small(), small(), small(), small());
-    const x = rt.randn([64, 16]);
-    const y = rt.randn([64, 16]);
+    const x = rt.randn([256, 16]);
+    const y = rt.randn([256, 16]);
     const before = model.call(x) as rt.Tensor;
     nn.functional.mseLoss(before, y).backward();
     const grads = [...model.parameters()].map((p) => p.grad!.toArray());
@@ -79,7 +79,7 @@ describe("balanceByTime (one process)", () => {
   it("cuts into as many stages as asked, split points in the model's order", () => {
     rt.manualSeed(0);
     const model = new nn.Sequential(small(), big(), small(), small(), big(), small(), small());
-    const b = balanceByTime(model, rt.randn([32, 16]), { stages: 3, rounds: 2, clock: "wall" });
+    const b = balanceByTime(model, rt.randn([256, 16]), { stages: 3, rounds: 2, clock: "wall" });
     assert.equal(b.splitPoints.length, 2);
     const at = b.splitPoints.map(Number);
     assert.ok(at[0]! > 0 && at[0]! < at[1]! && at[1]! < 7, `${b.splitPoints}`);
