@@ -40,8 +40,8 @@ const SPLIT = Number(process.env.SPLIT ?? LAYERS / 2);
 const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
 // 60 steps: V8 first optimizes a function that runs a few times a step only tens of steps in, on
-// background threads that take the cores the two ranks compute on (after 5 steps the ranks' other
-// threads used 7-9 ms of CPU per step at m = 8, after 60 about 2).
+// background threads that take the cores the two ranks compute on (at m = 8 the ranks' other
+// threads used 6-9 ms of CPU per step after 5 steps, 1.4-5 after 60 in most runs: shared machine).
 const WARMUP = Number(process.env.WARMUP ?? 60);
 const BUBBLE_STEPS = Number(process.env.BUBBLE_STEPS ?? 10);
 const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
