@@ -76,6 +76,19 @@ describe("balanceByTime (one process)", () => {
     assert.deepEqual([...model.parameters()].map((p) => p.grad!.toArray()), grads);
   });
 
+  it("leaves batch norm's running statistics and the random generator as they were", () => {
+    rt.manualSeed(0);
+    const model = new nn.Sequential(new nn.Linear(8, 16), new nn.BatchNorm1d(16), new nn.Dropout(0.5), new nn.Linear(16, 4));
+    const x = rt.randn([32, 8]);
+    const stats = model.buffers().map((b) => b.toArray());
+    const state = rt.getRngState();
+    const next = rt.randn([4]).toArray();
+    rt.setRngState(state);
+    balanceByTime(model, x, { stages: 2, rounds: 1, repeats: 1 });
+    assert.deepEqual(model.buffers().map((b) => b.toArray()), stats);
+    assert.deepEqual(rt.randn([4]).toArray(), next);
+  });
+
   it("cuts into as many stages as asked, split points in the model's order", () => {
     rt.manualSeed(0);
     const model = new nn.Sequential(small(), big(), small(), small(), big(), small(), small());

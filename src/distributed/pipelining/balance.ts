@@ -3,7 +3,8 @@ import { runBackward } from "../../autograd/engine.js";
 import { noGrad } from "../../autograd/grad_mode.js";
 import { Sequential } from "../../nn/containers.js";
 import type { Module } from "../../nn/module.js";
-import { onesLike, tensor } from "../../ops/creation.js";
+import { clone, onesLike, tensor } from "../../ops/creation.js";
+import { getRngState, setRngState } from "../../tensor/random.js";
 import { Tensor } from "../../tensor/tensor.js";
 import { checkOptions } from "../../util/options.js";
 import { broadcast } from "../collectives.js";
@@ -52,7 +53,8 @@ export interface Balance {
  * backward on the activations `sample` (one micro-batch) produces at its input, and the model is
  * cut into `opts.stages` contiguous stages whose slowest is fastest (balanceCost). A child's input
  * needs its gradient except the first child's, as in a pipeline where only the first stage's input
- * needs none. The parameters' .grad are left as they were. Costs add up per child, so what a stage
+ * needs none. The parameters' .grad, the buffers and the random generator's state are left as they
+ * were (the model runs in the mode it is in: train() for a training step's cost). Costs add up per child, so what a stage
  * does at its boundary (copying messages) is not in them.
  */
 export function balanceByTime(model: Module, sample: Tensor, opts: BalanceByTimeOptions): Balance {
@@ -73,14 +75,22 @@ export function balanceByTime(model: Module, sample: Tensor, opts: BalanceByTime
   if ((opts.lossFn === undefined) !== (opts.target === undefined)) throw new Error("balanceByTime: give lossFn and target together (the last stage's loss), or neither");
   if (opts.lossFn !== undefined && typeof opts.lossFn !== "function") throw new TypeError("balanceByTime: lossFn must be a function (output, target) => scalar loss");
 
-  // Off while timing, so that the engine makes new gradients instead of adding into the caller's.
+  // Timing must leave no trace on the model or the run: gradients are set aside (off while timing,
+  // so that the engine makes new ones instead of adding into the caller's), buffers (batch norm's
+  // running statistics) and the random generator (dropout draws from it) restored.
   const grads = [...model.parameters()].map((p) => [p, p.grad] as const);
+  const buffers = model.buffers().map((b) => [b, clone(b)] as const);
+  const rng = getRngState();
   for (const [p] of grads) p.grad = null;
   let childMs: number[];
   try {
     childMs = timeChildren(children.map(([, c]) => c), sample, opts.lossFn, opts.target, rounds, repeats, clock);
   } finally {
     for (const [p, g] of grads) p.grad = g;
+    noGrad(() => {
+      for (const [b, saved] of buffers) b.copy_(saved);
+    });
+    setRngState(rng);
   }
   if (opts.group) {
     const t = tensor(childMs, { dtype: "float64" });
