@@ -7,9 +7,9 @@
 // ("1f1b, whole B", as before inputGradientFirst; --no-whole leaves it out); the ranks inherit
 // NODE_OPTIONS (NODE_OPTIONS=--no-node-snapshot, for A/B of V8's scavenge cost); beside it the same model unsplit in one process, and PyTorch's
 // torch.distributed.pipelining over gloo (bench/torch/pipeline.py) with the same schedules and split,
-// run by the peer bench/peer.ts chooses. The split is chosen first by timing each stage alone
-// (forward and backward of one micro-batch, CPU time) for every split point: the one whose slower
-// stage is fastest (--split K forces one). For ringtorch also each rank's compute time per step and
+// run by the peer bench/peer.ts chooses. The split is chosen first by dist.pipelining.balanceByTime
+// (each child's forward and backward on one micro-batch, CPU time): the one whose slower stage is
+// fastest, printed with each stage's time (--split K forces one). For ringtorch also each rank's compute time per step and
 // bubble over the pipeline's step (1 - compute / step time, from a common start to the last rank's
 // end; median over steps) beside the ideal (p-1)/(m+p-1), the schedule's own per-rank figure from
 // back-to-back steps, and the memory rank 0 held at its peak (tensor-arena bytes above the step's
@@ -64,10 +64,12 @@ const parse = (out: string): RankResult[] =>
 interface Balance {
   microbatch: number;
   best: number;
+  childMs: number[];
+  stageMs: number[];
   per: { split: number; stage0Ms: number; stage1Ms: number }[];
 }
 
-/** The split whose slower stage is fastest, for micro-batches of batch / m (one process, CPU time). */
+/** balanceByTime's split for micro-batches of batch / m (one process, CPU time). */
 function balance(m: number): Balance {
   const env = { ...process.env, RINGTORCH_NUM_THREADS: "1", MODE: "balance", MICROBATCHES: String(m) };
   const out = execFileSync(process.execPath, ["--import", "tsx", "--conditions=source", worker], { env }).toString();
@@ -77,8 +79,9 @@ function balance(m: number): Balance {
 let split = args.includes("--split") ? Number(args[args.indexOf("--split") + 1]) : NaN;
 if (Number.isNaN(split)) {
   const b = balance(Math.max(...MICROBATCHES));
-  console.log(`stage times alone (forward + backward of a micro-batch of ${b.microbatch}, CPU ms, least of 7 rounds), stage 0 / stage 1 by split point:`);
-  console.log("  " + b.per.map((p) => `${p.split}: ${p.stage0Ms.toFixed(1)} / ${p.stage1Ms.toFixed(1)}`).join(", "));
+  console.log(`dist.pipelining.balanceByTime on a micro-batch of ${b.microbatch} (each child's forward + backward, process CPU ms, least of 7 rounds): children ${b.childMs.map((t) => t.toFixed(2)).join(", ")} (the head's with the loss)`);
+  console.log("  stage 0 / stage 1 by split point: " + b.per.map((p) => `${p.split}: ${p.stage0Ms.toFixed(1)} / ${p.stage1Ms.toFixed(1)}`).join(", "));
+  console.log(`  balanceByTime's split: after block ${b.best}, stages ${b.stageMs.map((t) => t.toFixed(1)).join(" / ")} ms`);
   split = b.best;
 }
 console.log(`split after block ${split}: stage 0 has blocks 0..${split - 1}, stage 1 blocks ${split}..7 and the head`);

@@ -13,9 +13,9 @@
 // action (each rank's own step time, reduced with max). With balanced stages every rank then
 // idles p-1 of the m+p-1 slots, so (p-1)/(m+p-1) is the right comparison for each rank.
 //
-// MODE=balance (one process): times each stage alone, forward and backward of one micro-batch, for
-// every split, in CPU time (robust to a shared machine), and prints the split whose slower stage
-// is fastest.
+// MODE=balance (one process): dist.pipelining.balanceByTime on one micro-batch (each child's
+// forward and backward, process CPU time, robust to a shared machine), and prints the split whose
+// slower stage is fastest with each child's and each stage's time.
 import { readdirSync, readFileSync } from "node:fs";
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import * as rt from "../../src/index.js";
@@ -39,7 +39,10 @@ const IN = Number(process.env.IN_FEATURES ?? 784);
 const SPLIT = Number(process.env.SPLIT ?? LAYERS / 2);
 const STEPS = Number(process.env.STEPS ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
-const WARMUP = Number(process.env.WARMUP ?? 5);
+// 60 steps: V8 first optimizes a function that runs a few times a step only tens of steps in, on
+// background threads that take the cores the two ranks compute on (at m = 8 the ranks' other
+// threads used 6-9 ms of CPU per step after 5 steps, 1.4-5 after 60 in most runs: shared machine).
+const WARMUP = Number(process.env.WARMUP ?? 60);
 const BUBBLE_STEPS = Number(process.env.BUBBLE_STEPS ?? 10);
 const TRACED_STEPS = Number(process.env.TRACED_STEPS ?? 5);
 
@@ -85,33 +88,17 @@ const cpuMs = () => {
 };
 
 if (process.env.MODE === "balance") {
+  // The API's balanceByTime: each child's forward + backward on one micro-batch (process CPU time,
+  // the least of 7 rounds; on a shared machine other jobs only ever add to it), the cut whose
+  // slower stage is fastest. Each split's stage times are sums of the children's.
   const mb = Math.ceil(B / M);
-  const xs = rt.randn([mb, IN]);
-  const hs = rt.randn([mb, D]);
-  const ys = rt.randn([mb, 10]);
-  const children = [...layers, model.get(LAYERS)];
-  const run = (mods: rt.nn.Module[], input: rt.Tensor, last: boolean) => {
-    let h = input;
-    for (const mod of mods) h = mod.call(h) as rt.Tensor;
-    (last ? lossFn(h, ys) : h.sum()).backward();
-  };
-  // Stage 1's input needs its gradient (it goes back to stage 0); stage 0's does not.
-  const stageMs = (k: number, reps: number) => {
-    const c0 = cpuMs();
-    for (let i = 0; i < reps; i++) run(children.slice(0, k), xs, false);
-    const c1 = cpuMs();
-    for (let i = 0; i < reps; i++) run(children.slice(k), hs.detach().requiresGrad_(true), true);
-    return [(c1 - c0) / reps, (cpuMs() - c1) / reps];
-  };
-  const splits = Array.from({ length: LAYERS - 1 }, (_, i) => i + 1);
-  for (const k of splits) stageMs(k, 2);
-  const samples = new Map<number, number[][]>(splits.map((k) => [k, []]));
-  for (let round = 0; round < 7; round++) for (const k of splits) samples.get(k)!.push(stageMs(k, 8));
-  // The least of the rounds: on a shared machine other jobs only ever add to a stage's CPU time (cache, frequency).
-  const least = (k: number, s: number) => Math.min(...samples.get(k)!.map((t) => t[s]!));
-  const per = splits.map((k) => ({ split: k, stage0Ms: least(k, 0), stage1Ms: least(k, 1) }));
-  const best = per.reduce((a, b) => (Math.max(b.stage0Ms, b.stage1Ms) < Math.max(a.stage0Ms, a.stage1Ms) ? b : a));
-  console.log("RESULT " + JSON.stringify({ microbatch: mb, best: best.split, per }));
+  const b = dist.pipelining.balanceByTime(model, x.narrow(0, 0, mb), { stages: 2, lossFn, target: y.narrow(0, 0, mb), rounds: 7 });
+  const total = b.childMs.reduce((s, t) => s + t, 0);
+  const per = Array.from({ length: LAYERS - 1 }, (_, i) => {
+    const stage0Ms = b.childMs.slice(0, i + 1).reduce((s, t) => s + t, 0);
+    return { split: i + 1, stage0Ms, stage1Ms: total - stage0Ms };
+  });
+  console.log("RESULT " + JSON.stringify({ microbatch: mb, best: Number(b.splitPoints[0]), childMs: b.childMs, stageMs: b.stageMs, per }));
   process.exit(0);
 }
 
@@ -167,6 +154,15 @@ if (!distributed) {
 
 const busyOf = (t: rt.dist.pipelining.StepTimeline) => t.actions.reduce((s, a) => s + (a.end - a.start - a.waitMs), 0);
 for (let i = 0; i < WARMUP; i++) step();
+// PIPE_CPU_PROF=<dir>: a V8 CPU profile of each rank's main thread over the timed steps, written
+// to <dir>/rank<r>.cpuprofile (node's --cpu-prof cannot go through ringrun to the ranks).
+const profiler = process.env.PIPE_CPU_PROF ? new (await import("node:inspector")).Session() : null;
+const post = (method: string) => new Promise<unknown>((resolve, reject) => profiler!.post(method, (err, res) => (err ? reject(err) : resolve(res))));
+if (profiler) {
+  profiler.connect();
+  await post("Profiler.enable");
+  await post("Profiler.start");
+}
 const rates: number[] = [];
 const ownBubbles: number[] = [];
 let activationBytes = 0;
@@ -271,6 +267,10 @@ if (distributed) {
   }
 }
 const rank = distributed ? dist.getRank() : 0;
+if (profiler) {
+  const { profile } = (await post("Profiler.stop")) as { profile: unknown };
+  (await import("node:fs")).writeFileSync(`${process.env.PIPE_CPU_PROF}/rank${rank}.cpuprofile`, JSON.stringify(profile));
+}
 console.log(
   "RESULT " +
     JSON.stringify({
