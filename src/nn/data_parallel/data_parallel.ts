@@ -1,7 +1,7 @@
 import { receiveMessageOnPort, MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
 import { Node } from "../../autograd/node.js";
 import { queueCallback } from "../../autograd/engine.js";
-import { isGradEnabled, noGrad } from "../../autograd/grad_mode.js";
+import { isGradEnabled, noGrad, setGradEnabled } from "../../autograd/grad_mode.js";
 import { cat, split } from "../../ops/join.js";
 import { addInPlace, copyInPlace } from "../../ops/elementwise.js";
 import { clone } from "../../ops/creation.js";
@@ -63,7 +63,12 @@ interface Replica {
   outGrad: SharedArrayBuffer | null;
   /** Views of the worker's per-parameter gradient buffers, in parameters() order. */
   grads: Tensor[];
-  hasGrad: Int32Array;
+  /** Per parameter, the backward pass whose gradient its buffer holds (channel.ts's PASS). */
+  ready: Int32Array;
+  /** Per parameter, the last pass whose gradient this thread has added into `.grad`. */
+  taken: Int32Array;
+  /** This replica's backward passes so far: the number sent with the next request. */
+  pass: number;
   /** The forward call whose graph the worker holds. */
   forwardId: number;
   /** The worker's phase times (profile option). */
@@ -82,7 +87,7 @@ type Message = {
   output?: SharedArrayBuffer;
   outGrad?: SharedArrayBuffer;
   grads?: SharedArrayBuffer[];
-  hasGrad?: Int32Array;
+  ready?: Int32Array;
 };
 
 const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRADS, BETWEEN_CALLS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number, number];
@@ -135,6 +140,11 @@ export class DataParallel extends Module {
    * code V8 drops at each full collection (no live closure holds it) and compiles again.
    */
   private readonly collectAfterBackward = (): void => this.collectGradients();
+  /** The replica whose backward the main thread waits for, and the module's parameters, for sumReady. */
+  private waitingFor: Replica | null = null;
+  private params: Tensor[] = [];
+  /** Made once, as collectAfterBackward: what the main thread does while it waits for a replica's backward. */
+  private readonly sumWhileWaiting = (): boolean => this.sumReady(this.waitingFor!);
 
   constructor(module: Module, options: DataParallelOptions = {}) {
     super();
@@ -175,7 +185,7 @@ export class DataParallel extends Module {
       });
       worker.unref();
       port1.unref();
-      this.replicas.push({ worker, port: port1, slot, ctrl, times: ch.timesOf(ctrl), lateForwardMs: NaN, started: false, input: null, target: null, output: null, outGrad: null, grads: [], hasGrad: new Int32Array(0), forwardId: 0, clock });
+      this.replicas.push({ worker, port: port1, slot, ctrl, times: ch.timesOf(ctrl), lateForwardMs: NaN, started: false, input: null, target: null, output: null, outGrad: null, grads: [], ready: new Int32Array(0), taken: new Int32Array(0), pass: 0, forwardId: 0, clock });
     }
   }
 
@@ -323,6 +333,7 @@ export class DataParallel extends Module {
     this.clock?.start();
     noGrad(() => copyInPlace(ch.tensorOver(r.outGrad!, ch.dtypeOf(c[ch.OUT_DTYPE]!), ch.readShape(c, ch.OUT_SHAPE, ch.OUT_NDIM)), g));
     r.forwardId = 0;
+    c[ch.PASS] = ++r.pass;
     this.request(r, ch.OP_BACKWARD, 0);
     this.clock?.lap(SEND_GRAD);
     if (this.backwardPending.length === 0) queueCallback(this.collectAfterBackward);
@@ -330,21 +341,30 @@ export class DataParallel extends Module {
     return [];
   }
 
-  /** After a backward pass: the main thread's piece is done; waits for the replicas' and sums their gradients. */
+  /**
+   * After a backward pass: the main thread's piece is done; waits for the replicas' and sums their
+   * gradients into `.grad`. Each replica hands over a parameter's gradient as soon as its backward
+   * has it (worker.ts's handOver), so the main thread, usually done first, adds those while it waits
+   * (sumReady), and only the last few layers' are left for after the replicas' answers: the sum
+   * leaves the serial part that the replicas idle through before their next forward. Should a
+   * replica fail, its error is thrown after the others have answered, with `.grad` partly summed.
+   */
   private collectGradients(): void {
     const mainBackwardMs = ch.wallMs();
-    const params = [...this.module.parameters()];
+    this.params = [...this.module.parameters()] as Tensor[];
     const pending = this.backwardPending;
     this.backwardPending = [];
     let failure: unknown;
     this.clock?.start();
     for (const r of pending) {
       try {
-        this.wait(r, "backward");
+        this.waitingFor = r;
+        this.wait(r, "backward", this.sumWhileWaiting);
       } catch (error) {
         failure ??= error;
       }
     }
+    this.waitingFor = null;
     this.clock?.lap(WAIT_BACKWARD);
     if (failure !== undefined) throw failure;
     if (this.balancer) {
@@ -354,18 +374,37 @@ export class DataParallel extends Module {
         r.lateForwardMs = NaN;
       }
     }
-    noGrad(() => {
-      for (const r of pending) {
-        for (let i = 0; i < params.length; i++) {
-          if (!r.hasGrad[i]) continue;
-          const p = params[i]!;
-          if (p.grad) addInPlace(p.grad, r.grads[i]!);
-          else p.grad = clone(r.grads[i]!);
-        }
-      }
-    });
+    for (const r of pending) this.sumReady(r);
     this.clock?.lap(SUM_GRADS);
     this.summed = this.clock !== null;
+  }
+
+  /**
+   * Adds into `.grad` each of replica `r`'s gradients that its backward has handed over and this
+   * thread has not yet added; true if there was one. A parameter the replica's pass gave no gradient
+   * is never marked with its pass, so it is skipped, as a leaf backward did not reach.
+   */
+  private sumReady(r: Replica): boolean {
+    const params = this.params;
+    const pass = r.pass;
+    let any = false;
+    const gradMode = isGradEnabled();
+    setGradEnabled(false);
+    try {
+      for (let i = 0; i < params.length; i++) {
+        if (r.taken[i] === pass || Atomics.load(r.ready, i) !== pass) continue;
+        if (!any && this.clock && this.waitingFor) this.clock.lap(WAIT_BACKWARD);
+        r.taken[i] = pass;
+        any = true;
+        const p = params[i]!;
+        if (p.grad) addInPlace(p.grad, r.grads[i]!);
+        else p.grad = clone(r.grads[i]!);
+      }
+    } finally {
+      setGradEnabled(gradMode);
+    }
+    if (any && this.clock && this.waitingFor) this.clock.lap(SUM_GRADS);
+    return any;
   }
 
   /**
@@ -432,8 +471,11 @@ export class DataParallel extends Module {
     Atomics.notify(c, ch.CMD);
   }
 
-  /** Blocks until replica `r` has answered its last request, then takes what it left on the port. */
-  private wait(r: Replica, what: string): void {
+  /**
+   * Blocks until replica `r` has answered its last request, then takes what it left on the port.
+   * `work`, while it waits: called between polls until it returns false (nothing to do yet).
+   */
+  private wait(r: Replica, what: string, work?: () => boolean): void {
     const c = r.ctrl;
     const expected = Atomics.load(c, ch.CMD);
     const deadline = Date.now() + this.timeoutMs;
@@ -441,7 +483,8 @@ export class DataParallel extends Module {
     for (;;) {
       const done = Atomics.load(c, ch.DONE);
       if (done === expected) break;
-      if (!blocked && spinWhile(c, ch.DONE, done, this.spinMs)) continue;
+      if (work !== undefined && work()) continue;
+      if (!blocked && spinWhile(c, ch.DONE, done, this.spinMs, work)) continue;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
       Atomics.wait(c, ch.DONE, done, Math.min(left, 1000));
@@ -464,7 +507,8 @@ export class DataParallel extends Module {
     if (message.grads) {
       const params = [...this.module.parameters()];
       r.grads = message.grads.map((b, i) => ch.tensorOver(b, params[i]!.dtype, params[i]!.shape));
-      r.hasGrad = message.hasGrad!;
+      r.ready = message.ready!;
+      r.taken = new Int32Array(params.length);
     }
   }
 

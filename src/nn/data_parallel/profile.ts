@@ -14,8 +14,8 @@ import { accountSpinWith, spunNs } from "./spin.js";
  * optimizer's step, zeroGrad, its next batch): with the sum, the serial part a worker waits through.
  */
 export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"] as const;
-/** A worker's idle time, split: before a forward request (the main thread's serial part) and between its forward and its backward. */
-export const WORKER_PHASES = ["forward", "copyOutput", "backward", "copyGrads", "idleBeforeForward", "idleBeforeBackward"] as const;
+/** A worker's backward includes handing over its gradients (worker.ts's handOver); its idle time, split: before a forward request (the main thread's serial part) and between its forward and its backward. */
+export const WORKER_PHASES = ["forward", "copyOutput", "backward", "idleBeforeForward", "idleBeforeBackward"] as const;
 export type MainPhase = (typeof MAIN_PHASES)[number];
 export type WorkerPhase = (typeof WORKER_PHASES)[number];
 
