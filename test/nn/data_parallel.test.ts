@@ -200,7 +200,7 @@ describe("nn.DataParallel on worker threads", () => {
     assert.equal(p.calls, 3);
     assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"]);
     assert.equal(p.workers.length, 1);
-    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "idleBeforeForward", "idleBeforeBackward"]);
+    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "idleForMainBackward", "idleBeforeForward", "idleBeforeBackward"]);
     // Each replica did work on each call: its forward and backward took time, on its own thread.
     assert.ok(p.workers[0]!.wallMs.forward > 0 && p.workers[0]!.wallMs.backward > 0);
     assert.ok(p.main.wallMs.forward > 0);

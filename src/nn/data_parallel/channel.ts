@@ -37,7 +37,8 @@ export const TGT_SHAPE = OUT_SHAPE + MAX_DIMS;
 export const WORDS = TGT_SHAPE + MAX_DIMS;
 /** Float64 words after the Int32 ones, in the same buffer: times in ms on one clock for all threads (wallMs). */
 export const ANSWERED_MS = 0; // when the worker answered its last request
-const TIMES = 1;
+export const MAIN_BACKWARD_MS = 1; // when the main thread's own piece's backward ended (the profile's idleForMainBackward)
+const TIMES = 2;
 
 /** The control words' buffer: WORDS Int32 words, then TIMES Float64 words (timesOf). */
 export function controlWords(): Int32Array {

@@ -373,6 +373,8 @@ export class DataParallel extends Module {
     this.waitingFor = null;
     this.clock?.lap(WAIT_BACKWARD);
     if (failure !== undefined) throw failure;
+    // For the worker's profile: it splits its idle before the next forward at this time (worker.ts).
+    for (const r of pending) r.times[ch.MAIN_BACKWARD_MS] = mainBackwardMs;
     if (this.balancer) {
       const sampleMs = (mainBackwardMs - this.callStartMs) / this.mainPiece;
       for (const r of pending) {

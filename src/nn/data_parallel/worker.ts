@@ -31,7 +31,7 @@ const setup = workerData as Setup;
 const { port, ctrl } = setup;
 const times = ch.timesOf(ctrl);
 const clock = setup.profile ? new PhaseClock(setup.profile) : null;
-const [FORWARD, COPY_OUTPUT, BACKWARD, IDLE_BEFORE_FORWARD, IDLE_BEFORE_BACKWARD] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number];
+const [FORWARD, COPY_OUTPUT, BACKWARD, IDLE_FOR_MAIN_BACKWARD, IDLE_BEFORE_FORWARD, IDLE_BEFORE_BACKWARD] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number];
 // One compute thread per replica: the replicas are the parallelism.
 rt.setNumThreads(1);
 
@@ -57,6 +57,8 @@ let outGrad: SharedArrayBuffer | null = null;
 let graph: rt.Tensor | null = null;
 let seen = 0;
 let closed = false;
+/** The request this thread handled last (ch.OP_*). */
+let lastOp = 0;
 
 function answer(message?: object): void {
   if (message) port.postMessage(message);
@@ -157,10 +159,26 @@ function backward(): void {
   clock?.lap(BACKWARD);
 }
 
+/**
+ * Ends this thread's idle phase on the profile clock. Before a forward that follows a backward, the
+ * part of the idle until the main thread's own backward ended (it writes when: MAIN_BACKWARD_MS,
+ * on the clock this thread answered on) is the main thread still computing, not its serial part.
+ */
+function profileIdle(clock: PhaseClock, op: number): void {
+  if (op === ch.OP_BACKWARD) {
+    clock.lap(IDLE_BEFORE_BACKWARD);
+    return;
+  }
+  clock.lap(IDLE_BEFORE_FORWARD);
+  const ahead = times[ch.MAIN_BACKWARD_MS]! - times[ch.ANSWERED_MS]!;
+  if (lastOp === ch.OP_BACKWARD && ahead > 0) clock.move(IDLE_BEFORE_FORWARD, IDLE_FOR_MAIN_BACKWARD, ahead * 1e6);
+}
+
 /** Runs one request; false once the main thread has closed this replica. */
 function handle(): boolean {
   const op = ctrl[ch.OP]!;
-  clock?.lap(op === ch.OP_BACKWARD ? IDLE_BEFORE_BACKWARD : IDLE_BEFORE_FORWARD);
+  if (clock) profileIdle(clock, op);
+  lastOp = op;
   if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
   waited = false;
   try {
