@@ -198,7 +198,7 @@ describe("nn.DataParallel on worker threads", () => {
     for (let i = 0; i < 3; i++) nn.functional.mseLoss(dp.call(x), rt.randn([8, 3])).backward();
     const p = dp.profile();
     assert.equal(p.calls, 3);
-    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"]);
+    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumWhileWaiting", "sumGrads", "betweenCalls"]);
     assert.equal(p.workers.length, 1);
     assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "idleForMainBackward", "idleBeforeForward", "idleBeforeBackward"]);
     // Each replica did work on each call: its forward and backward took time, on its own thread.

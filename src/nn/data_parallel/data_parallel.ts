@@ -90,7 +90,7 @@ type Message = {
   ready?: Int32Array;
 };
 
-const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_GRADS, BETWEEN_CALLS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number, number];
+const [SCATTER, FORWARD, WAIT_FORWARD, GATHER, SEND_GRAD, WAIT_BACKWARD, SUM_WHILE_WAITING, SUM_GRADS, BETWEEN_CALLS] = MAIN_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number, number, number, number];
 
 /**
  * Data parallelism in one process (torch.nn.DataParallel), on worker threads that truly run at the
@@ -411,7 +411,7 @@ export class DataParallel extends Module {
     } finally {
       setGradEnabled(gradMode);
     }
-    if (any && this.clock && this.waitingFor) this.clock.lap(SUM_GRADS);
+    if (any && this.clock && this.waitingFor) this.clock.lap(SUM_WHILE_WAITING);
     return any;
   }
 

@@ -12,8 +12,9 @@ import { accountSpinWith, spunNs } from "./spin.js";
 /**
  * betweenCalls: from the gradient sum's end to the next call's scatter, the caller's code (the
  * optimizer's step, zeroGrad, its next batch): with the sum, the serial part a worker waits through.
+ * sumWhileWaiting: the gradients added while a replica's backward went on (the rest: sumGrads).
  */
-export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"] as const;
+export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumWhileWaiting", "sumGrads", "betweenCalls"] as const;
 /**
  * A worker's backward includes handing over its gradients (worker.ts's handOver). Its idle time is
  * split: idleForMainBackward, from its backward's answer to the end of the main thread's own
