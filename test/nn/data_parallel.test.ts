@@ -188,6 +188,21 @@ describe("nn.DataParallel on worker threads", () => {
     });
   });
 
+  it("the gather: outputs whose first dim is not the batch's (flattened to rows) are concatenated as cat() does, with one thread's output and gradients", () => {
+    rt.manualSeed(6);
+    const model = new nn.Sequential(new nn.Linear(5, 4), new nn.Flatten({ startDim: 0, endDim: 1 }), new nn.Linear(4, 2));
+    const dp = dataParallel(model, { threads: 2 });
+    const x = rt.randn([7, 3, 5]);
+    const y = rt.randn([21, 2]);
+    const ref = referenceGrads(model, x, y);
+    const out = dp.call(x);
+    assert.deepEqual(out.shape, [21, 2]);
+    nn.functional.mseLoss(out, y).backward();
+    assert.ok(maxDiff(out, ref.out) <= 1e-6, "output");
+    [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}`));
+    model.zeroGrad();
+  });
+
   it("profile: per-thread CPU and per-phase wall time over the calls since resetProfile()", () => {
     rt.manualSeed(5);
     const model = new nn.Sequential(new nn.Linear(6, 8), new nn.Tanh(), new nn.Linear(8, 3));

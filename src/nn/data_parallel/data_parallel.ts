@@ -2,7 +2,8 @@ import { receiveMessageOnPort, MessageChannel, type MessagePort, type Worker } f
 import { Node } from "../../autograd/node.js";
 import { queueCallback } from "../../autograd/engine.js";
 import { isGradEnabled, noGrad, setGradEnabled } from "../../autograd/grad_mode.js";
-import { cat, split } from "../../ops/join.js";
+import { split } from "../../ops/join.js";
+import { finishGather, startGather } from "./gather.js";
 import { addInPlace, copyInPlace } from "../../ops/elementwise.js";
 import { clone } from "../../ops/creation.js";
 import { Tensor } from "../../tensor/tensor.js";
@@ -207,8 +208,8 @@ export class DataParallel extends Module {
         out.gradFn = new Node("DataParallelBackward", [], DataParallel.replicaBackward, [], { dp: this, replica: used[i]!, id });
       });
     }
-    // cat copies: the replicas' output buffers are theirs to overwrite at the next call.
-    const gathered = cat([run.first, ...outputs], 0);
+    // A copy: the replicas' output buffers are theirs to overwrite at the next call.
+    const gathered = finishGather(run.gathering, run.first, outputs);
     clock?.lap(GATHER);
     return gathered;
   }
@@ -248,7 +249,7 @@ export class DataParallel extends Module {
   }
 
   /** Scatters input (and target) over the replicas, runs the main thread's piece, and waits for the others' outputs. */
-  private scatterRun(input: Tensor, target: Tensor | null): { first: unknown; outputs: Tensor[]; used: Replica[]; id: number; grad: boolean; sizes: number[] } {
+  private scatterRun(input: Tensor, target: Tensor | null): { first: unknown; outputs: Tensor[]; used: Replica[]; id: number; grad: boolean; sizes: number[]; gathering: Tensor | null } {
     if (!(input instanceof Tensor)) throw new TypeError(`DataParallel: the input must be a Tensor (cut along dim 0), got ${typeof input}`);
     if (input.ndim === 0) throw new Error("DataParallel: the input needs a batch dimension to scatter, got a scalar");
     if (input.requiresGrad && this.replicas.length > 0) {
@@ -282,6 +283,16 @@ export class DataParallel extends Module {
     }
     clock?.lap(FORWARD);
     this.mainForwardMs = ch.wallMs();
+    // The plain call's gather starts with the main thread's own output, while the replicas finish theirs.
+    let gathering: Tensor | null = null;
+    if (target === null && failure === undefined && first instanceof Tensor) {
+      try {
+        gathering = startGather(first, n);
+      } catch (error) {
+        failure = error;
+      }
+      clock?.lap(GATHER);
+    }
     // Every answer is collected even when the main piece failed, so that none is left for the next call.
     const outputs: Tensor[] = [];
     for (const r of used) {
@@ -297,7 +308,7 @@ export class DataParallel extends Module {
     clock?.lap(WAIT_FORWARD);
     if (failure !== undefined) throw failure;
     if (clock) this.profiledCalls++;
-    return { first, outputs, used, id, grad, sizes };
+    return { first, outputs, used, id, grad, sizes, gathering };
   }
 
   private requestForward(r: Replica, piece: Tensor, target: Tensor | null, grad: boolean, id: number): void {
