@@ -122,8 +122,17 @@ function forward(): object | undefined {
   const wantTraining = (ctrl[ch.FLAGS]! & ch.F_TRAINING) !== 0;
   if (wantTraining !== training) replica.train((training = wantTraining));
   graph = null;
-  const run = (ctrl[ch.FLAGS]! & ch.F_LOSS) !== 0 ? withLoss(x) : () => replica.call(x) as unknown;
-  const out = (ctrl[ch.FLAGS]! & ch.F_GRAD) !== 0 ? run() : rt.noGrad(run);
+  // Grad mode set around a direct call rather than a closure made per call (whose optimized code V8
+  // drops at each full collection that finds none alive).
+  const flags = ctrl[ch.FLAGS]!;
+  const gradMode = rt.isGradEnabled();
+  rt.setGradEnabled((flags & ch.F_GRAD) !== 0);
+  let out: unknown;
+  try {
+    out = (flags & ch.F_LOSS) !== 0 ? withLoss(x) : replica.call(x);
+  } finally {
+    rt.setGradEnabled(gradMode);
+  }
   clock?.lap(FORWARD);
   if (!(out instanceof rt.Tensor)) throw new Error(`DataParallel: the module must return one tensor, got ${typeof out}`);
   graph = out.requiresGrad ? out : null;
@@ -142,11 +151,10 @@ function forward(): object | undefined {
 }
 
 /** The replica's forward followed by the criterion on this piece of the target (forwardLoss): the output is the piece's loss. */
-function withLoss(x: rt.Tensor): () => unknown {
+function withLoss(x: rt.Tensor): unknown {
   if (!criterion) throw new Error("DataParallel: forwardLoss reached a replica without a criterion");
-  const loss = criterion;
   const y = ch.tensorOver(target!, ch.dtypeOf(ctrl[ch.TGT_DTYPE]!), ch.readShape(ctrl, ch.TGT_SHAPE, ch.TGT_NDIM));
-  return () => loss.call(replica.call(x), y) as unknown;
+  return criterion.call(replica.call(x), y) as unknown;
 }
 
 function backward(): void {
