@@ -126,8 +126,8 @@ export class DataParallel extends Module {
   /**
    * The module's parameters (parameters() order, as the replicas have them) and then its buffers,
    * listed when the module was last sent, and the memory each had then. Listed once, not per call:
-   * walking the module tree (parameters(), namedBuffers()) cost 0.1-0.3 ms on the small Transformer,
-   * in the serial part of every step.
+   * walking the module tree (parameters(), namedBuffers()) cost 0.13 ms of CPU a step on the small
+   * Transformer, in the serial part of every step.
    */
   private params: Tensor[] = [];
   private tensors: Tensor[] = [];
