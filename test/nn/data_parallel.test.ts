@@ -188,6 +188,21 @@ describe("nn.DataParallel on worker threads", () => {
     });
   });
 
+  it("the gather: outputs whose first dim is not the batch's (flattened to rows) are concatenated as cat() does, with one thread's output and gradients", () => {
+    rt.manualSeed(6);
+    const model = new nn.Sequential(new nn.Linear(5, 4), new nn.Flatten({ startDim: 0, endDim: 1 }), new nn.Linear(4, 2));
+    const dp = dataParallel(model, { threads: 2 });
+    const x = rt.randn([7, 3, 5]);
+    const y = rt.randn([21, 2]);
+    const ref = referenceGrads(model, x, y);
+    const out = dp.call(x);
+    assert.deepEqual(out.shape, [21, 2]);
+    nn.functional.mseLoss(out, y).backward();
+    assert.ok(maxDiff(out, ref.out) <= 1e-6, "output");
+    [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, ref.grads[i]!) <= 1e-5, `grad ${i}`));
+    model.zeroGrad();
+  });
+
   it("profile: per-thread CPU and per-phase wall time over the calls since resetProfile()", () => {
     rt.manualSeed(5);
     const model = new nn.Sequential(new nn.Linear(6, 8), new nn.Tanh(), new nn.Linear(8, 3));
@@ -198,9 +213,9 @@ describe("nn.DataParallel on worker threads", () => {
     for (let i = 0; i < 3; i++) nn.functional.mseLoss(dp.call(x), rt.randn([8, 3])).backward();
     const p = dp.profile();
     assert.equal(p.calls, 3);
-    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"]);
+    assert.deepEqual(Object.keys(p.main.wallMs), ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumWhileWaiting", "sumGrads", "betweenCalls"]);
     assert.equal(p.workers.length, 1);
-    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "copyGrads", "idleBeforeForward", "idleBeforeBackward"]);
+    assert.deepEqual(Object.keys(p.workers[0]!.wallMs), ["forward", "copyOutput", "backward", "idleForMainBackward", "idleBeforeForward", "idleBeforeBackward"]);
     // Each replica did work on each call: its forward and backward took time, on its own thread.
     assert.ok(p.workers[0]!.wallMs.forward > 0 && p.workers[0]!.wallMs.backward > 0);
     assert.ok(p.main.wallMs.forward > 0);

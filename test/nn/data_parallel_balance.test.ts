@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import * as rt from "../../src/index.js";
 import { BALANCE_WINDOW, PieceBalancer } from "../../src/nn/data_parallel/balance.js";
-import { SlowOffMainMLP } from "./fixtures/dp_model.js";
+import { SlowBackwardOffMainMLP, SlowOffMainMLP } from "./fixtures/dp_model.js";
 
 const { nn } = rt;
 type Tensor = rt.Tensor;
@@ -96,5 +96,28 @@ describe("nn.DataParallel with a slower replica", () => {
     assert.throws(() => new nn.DataParallel(model, { balance: 1 } as never), /balance must be true or false, got number/);
     assert.throws(() => new nn.DataParallel(model, { spinMs: -1 }), /spinMs must be a number of milliseconds in 0\.\.1000, got -1/);
     assert.throws(() => dp.pieceSizes(-1), /pieceSizes expects a batch size \(an integer >= 0\), got -1/);
+  });
+
+  it("adds the gradients a replica has handed over while its backward goes on: one thread's gradients, accumulated over two calls, 2 and 3 replicas; an unused parameter keeps no gradient", () => {
+    rt.setNumThreads(1);
+    rt.manualSeed(12);
+    const model = new SlowBackwardOffMainMLP();
+    const x = rt.randn([10, 6]);
+    const y = rt.randn([10, 3]);
+    model.zeroGrad();
+    nn.functional.mseLoss(model.call(x) as Tensor, y).backward();
+    const ref = [...model.parameters()].map((p) => (p.grad ? p.grad.clone() : null));
+    assert.equal(model.unused.weight.grad, null);
+    for (const threads of [2, 3]) {
+      const dp = new nn.DataParallel(model, { threads, classes: [fixture], balance: false });
+      opened.push(dp);
+      model.zeroGrad();
+      // Two calls without zeroGrad between them: the second adds onto the first's gradients.
+      for (let call = 0; call < 2; call++) nn.functional.mseLoss(dp.call(x), y).backward();
+      [...model.parameters()].forEach((p, i) => {
+        if (ref[i] === null) assert.equal(p.grad, null, `parameter ${i} has no gradient (${threads} threads)`);
+        else assert.ok(p.grad!.sub(ref[i]!.mul(2)).abs().max().item() <= 1e-5, `grad ${i}, ${threads} threads`);
+      });
+    }
   });
 });

@@ -8,8 +8,10 @@ import { Tensor } from "../../tensor/tensor.js";
  * the replica's lifetime. A step passes no message: the main thread copies the replica's piece of
  * the batch into `input` (and its piece of the target into `target`, for forwardLoss), the worker
  * writes its output (or its piece's loss) into `output`, the main thread writes the output's
- * gradient into `outGrad`, and the worker copies each parameter's gradient into its own buffer,
- * which the main thread adds into `.grad`. Messages (MessagePort) carry only what cannot live in
+ * gradient into `outGrad`, and the worker copies each parameter's gradient into its own buffer
+ * the moment its backward has accumulated it, marking it in `ready` (one Int32 word per parameter,
+ * set to the pass's PASS), so that the main thread adds it into `.grad` while the worker's backward
+ * goes on: a parameter whose word is not this pass's had no gradient in it. Messages (MessagePort) carry only what cannot live in
  * shared words: a replaced buffer, a rebuilt module, an error.
  *
  * Why not a message per step: structured clones of tensor descriptions cost more than a small
@@ -25,7 +27,7 @@ export const IN_DTYPE = 5;
 export const IN_NDIM = 6;
 export const OUT_DTYPE = 7;
 export const OUT_NDIM = 8;
-export const FORWARD_ID = 9; // the forward the worker holds the graph of
+export const PASS = 9; // with a backward request: its number, which the worker writes into `ready` per parameter (see below)
 export const TGT_DTYPE = 10; // the target's, for a forward with the criterion (F_LOSS)
 export const TGT_NDIM = 11;
 export const MAX_DIMS = 16;
@@ -35,7 +37,8 @@ export const TGT_SHAPE = OUT_SHAPE + MAX_DIMS;
 export const WORDS = TGT_SHAPE + MAX_DIMS;
 /** Float64 words after the Int32 ones, in the same buffer: times in ms on one clock for all threads (wallMs). */
 export const ANSWERED_MS = 0; // when the worker answered its last request
-const TIMES = 1;
+export const MAIN_BACKWARD_MS = 1; // when the main thread's own piece's backward ended (the profile's idleForMainBackward)
+const TIMES = 2;
 
 /** The control words' buffer: WORDS Int32 words, then TIMES Float64 words (timesOf). */
 export function controlWords(): Int32Array {
@@ -65,7 +68,7 @@ export const F_LOSS = 8; // the forward ends with the criterion on the target's 
 
 export const S_OK = 0;
 export const S_ERROR = 1; // { error } waits on the port
-export const S_MESSAGE = 2; // new buffers wait on the port: { output, outGrad } or { grads, hasGrad }
+export const S_MESSAGE = 2; // new buffers wait on the port: { output, outGrad } or { grads, ready }
 export const S_EXITED = 3; // the worker thread is ending without having been closed
 
 /** A shape written into the control words at `at`. */

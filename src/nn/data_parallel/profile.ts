@@ -12,10 +12,17 @@ import { accountSpinWith, spunNs } from "./spin.js";
 /**
  * betweenCalls: from the gradient sum's end to the next call's scatter, the caller's code (the
  * optimizer's step, zeroGrad, its next batch): with the sum, the serial part a worker waits through.
+ * sumWhileWaiting: the gradients added while a replica's backward went on (the rest: sumGrads).
  */
-export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumGrads", "betweenCalls"] as const;
-/** A worker's idle time, split: before a forward request (the main thread's serial part) and between its forward and its backward. */
-export const WORKER_PHASES = ["forward", "copyOutput", "backward", "copyGrads", "idleBeforeForward", "idleBeforeBackward"] as const;
+export const MAIN_PHASES = ["scatter", "forward", "waitForward", "gather", "sendGrad", "waitBackward", "sumWhileWaiting", "sumGrads", "betweenCalls"] as const;
+/**
+ * A worker's backward includes handing over its gradients (worker.ts's handOver). Its idle time is
+ * split: idleForMainBackward, from its backward's answer to the end of the main thread's own
+ * piece's backward, when the worker finished first (the balancer's to take back); the rest of the
+ * idle before a forward request (idleBeforeForward: the main thread's serial part, its wake-ups);
+ * and between its forward and its backward (idleBeforeBackward).
+ */
+export const WORKER_PHASES = ["forward", "copyOutput", "backward", "idleForMainBackward", "idleBeforeForward", "idleBeforeBackward"] as const;
 export type MainPhase = (typeof MAIN_PHASES)[number];
 export type WorkerPhase = (typeof WORKER_PHASES)[number];
 
@@ -163,6 +170,15 @@ export class PhaseClock {
   woke(totals: Float64Array, at: number): void {
     const sent = totals[totals.length - SLOTS + at]!;
     if (sent > 0) this.totals[this.base + WAKE] += monotonicNs() - sent;
+  }
+
+  /**
+   * Moves `ns` of this clock's phase `from` to phase `to`: what another thread attributed on the
+   * shared timeline (the main thread, for a worker idle while it was still busy).
+   */
+  move(from: number, to: number, ns: number): void {
+    this.totals[from] -= ns;
+    this.totals[to] += ns;
   }
 
   /** Zeroes what was accumulated (not the time stamps, which a signal in flight may still need). */

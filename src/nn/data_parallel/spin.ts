@@ -34,9 +34,10 @@ export function accountSpinWith(delayMs: () => number): void {
 
 /**
  * Polls word `at` of `ctrl` for up to `ms` while it still holds `value`; true once it changed, false
- * when the time ran out (block then).
+ * when the time ran out (block then). `work`, between polls: something useful to do meanwhile
+ * (true: it did something); its time is neither polling nor counted against `ms`.
  */
-export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: number): boolean {
+export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: number, work?: () => boolean): boolean {
   if (Atomics.load(ctrl, at) !== value) return true;
   if (ms <= 0) return false;
   if (skip > 0) {
@@ -45,11 +46,22 @@ export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: numbe
   }
   const t0 = performance.now();
   const delay0 = runDelayMs ? runDelayMs() : 0;
-  const until = t0 + ms;
+  let until = t0 + ms;
   let now = t0;
+  let worked = 0;
   let changed = false;
   do {
     for (let i = 0; i < 64 && !changed; i++) changed = Atomics.load(ctrl, at) !== value;
+    if (!changed && work !== undefined) {
+      const w0 = performance.now();
+      if (work()) {
+        // The work's own time is no gap in the polling (it is not this thread losing its core).
+        now = performance.now();
+        worked += now - w0;
+        until += now - w0;
+        continue;
+      }
+    }
     const before = now;
     now = performance.now();
     if (now - before > PREEMPTED_MS) {
@@ -57,7 +69,7 @@ export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: numbe
       break;
     }
   } while (!changed && now < until);
-  spun += now - t0 - (runDelayMs ? runDelayMs() - delay0 : 0);
+  spun += Math.max(0, now - t0 - worked - (runDelayMs ? runDelayMs() - delay0 : 0));
   return changed;
 }
 

@@ -31,7 +31,7 @@ const setup = workerData as Setup;
 const { port, ctrl } = setup;
 const times = ch.timesOf(ctrl);
 const clock = setup.profile ? new PhaseClock(setup.profile) : null;
-const [FORWARD, COPY_OUTPUT, BACKWARD, COPY_GRADS, IDLE_BEFORE_FORWARD, IDLE_BEFORE_BACKWARD] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number];
+const [FORWARD, COPY_OUTPUT, BACKWARD, IDLE_FOR_MAIN_BACKWARD, IDLE_BEFORE_FORWARD, IDLE_BEFORE_BACKWARD] = WORKER_PHASES.map((_, i) => i) as number[] as [number, number, number, number, number, number];
 // One compute thread per replica: the replicas are the parallelism.
 rt.setNumThreads(1);
 
@@ -45,7 +45,9 @@ let replica: Module;
 let criterion: Module | null = null;
 let params: Parameter[] = [];
 let gradViews: rt.Tensor[] = [];
-let hasGrad: Int32Array = new Int32Array(new SharedArrayBuffer(4));
+let ready: Int32Array = new Int32Array(new SharedArrayBuffer(4));
+/** The backward pass now running (ctrl[PASS]): what handOver marks a gradient ready with. */
+let pass = 0;
 let training = true;
 let input: SharedArrayBuffer | null = null;
 let target: SharedArrayBuffer | null = null;
@@ -55,6 +57,8 @@ let outGrad: SharedArrayBuffer | null = null;
 let graph: rt.Tensor | null = null;
 let seen = 0;
 let closed = false;
+/** The request this thread handled last (ch.OP_*). */
+let lastOp = 0;
 
 function answer(message?: object): void {
   if (message) port.postMessage(message);
@@ -79,9 +83,28 @@ function build(encoded: Setup["module"]): object {
   training = replica.training;
   params = [...replica.parameters()];
   gradViews = params.map((p) => ch.tensorOver(new SharedArrayBuffer(ch.bytesFor(p.dtype, p.numel)), p.dtype, p.shape));
-  hasGrad = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, params.length)));
+  ready = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, params.length)));
+  // Made once per parameter, at build: the hand-off of each gradient the moment backward has it.
+  params.forEach((p, i) => p.registerPostAccumulateGradHook(() => handOver(i)));
   graph = null;
-  return { grads: gradViews.map((g) => g.storage.data.buffer), hasGrad };
+  return { grads: gradViews.map((g) => g.storage.data.buffer), ready };
+}
+
+/**
+ * Parameter i's gradient is final for this pass (its post-accumulate hook): it goes into its
+ * buffer and is marked ready at once, so that the main thread, done with its own piece, adds it into
+ * `.grad` while this thread's backward goes on to the earlier layers, instead of adding every
+ * gradient after both backward passes, while this thread idles before its next forward.
+ */
+function handOver(i: number): void {
+  const p = params[i]!;
+  const g = p.grad;
+  if (!g) return;
+  rt.noGrad(() => copyInPlace(gradViews[i]!, g));
+  p.grad = null;
+  // Nothing else holds a replica's gradient: its memory is reused by the next step at once.
+  g.storage.release();
+  Atomics.store(ready, i, pass);
 }
 
 /** The message the main thread left with this request (a new input buffer, a module to rebuild). */
@@ -99,8 +122,17 @@ function forward(): object | undefined {
   const wantTraining = (ctrl[ch.FLAGS]! & ch.F_TRAINING) !== 0;
   if (wantTraining !== training) replica.train((training = wantTraining));
   graph = null;
-  const run = (ctrl[ch.FLAGS]! & ch.F_LOSS) !== 0 ? withLoss(x) : () => replica.call(x) as unknown;
-  const out = (ctrl[ch.FLAGS]! & ch.F_GRAD) !== 0 ? run() : rt.noGrad(run);
+  // Grad mode set around a direct call rather than a closure made per call (whose optimized code V8
+  // drops at each full collection that finds none alive).
+  const flags = ctrl[ch.FLAGS]!;
+  const gradMode = rt.isGradEnabled();
+  rt.setGradEnabled((flags & ch.F_GRAD) !== 0);
+  let out: unknown;
+  try {
+    out = (flags & ch.F_LOSS) !== 0 ? withLoss(x) : replica.call(x);
+  } finally {
+    rt.setGradEnabled(gradMode);
+  }
   clock?.lap(FORWARD);
   if (!(out instanceof rt.Tensor)) throw new Error(`DataParallel: the module must return one tensor, got ${typeof out}`);
   graph = out.requiresGrad ? out : null;
@@ -119,40 +151,45 @@ function forward(): object | undefined {
 }
 
 /** The replica's forward followed by the criterion on this piece of the target (forwardLoss): the output is the piece's loss. */
-function withLoss(x: rt.Tensor): () => unknown {
+function withLoss(x: rt.Tensor): unknown {
   if (!criterion) throw new Error("DataParallel: forwardLoss reached a replica without a criterion");
-  const loss = criterion;
   const y = ch.tensorOver(target!, ch.dtypeOf(ctrl[ch.TGT_DTYPE]!), ch.readShape(ctrl, ch.TGT_SHAPE, ch.TGT_NDIM));
-  return () => loss.call(replica.call(x), y) as unknown;
+  return criterion.call(replica.call(x), y) as unknown;
 }
 
 function backward(): void {
   if (!graph) throw new Error("DataParallel: backward reached a replica without a recorded forward");
   const root = graph;
   graph = null;
+  pass = ctrl[ch.PASS]!;
+  // Each parameter's gradient is handed over by its hook (handOver) as the pass reaches it.
   root.backward(ch.tensorOver(outGrad!, root.dtype, root.shape));
   clock?.lap(BACKWARD);
-  rt.noGrad(() => {
-    for (let i = 0; i < params.length; i++) {
-      const g = params[i]!.grad;
-      hasGrad[i] = g ? 1 : 0;
-      if (!g) continue;
-      copyInPlace(gradViews[i]!, g);
-      params[i]!.grad = null;
-      // Nothing else holds a replica's gradient: its memory is reused by the next step at once.
-      g.storage.release();
-    }
-  });
-  clock?.lap(COPY_GRADS);
+}
+
+/**
+ * Ends this thread's idle phase on the profile clock. Before a forward that follows a backward, the
+ * part of the idle until the main thread's own backward ended (it writes when: MAIN_BACKWARD_MS,
+ * on the clock this thread answered on) is the main thread still computing, not its serial part.
+ */
+function profileIdle(clock: PhaseClock, op: number): void {
+  if (op === ch.OP_BACKWARD) {
+    clock.lap(IDLE_BEFORE_BACKWARD);
+    return;
+  }
+  clock.lap(IDLE_BEFORE_FORWARD);
+  const ahead = times[ch.MAIN_BACKWARD_MS]! - times[ch.ANSWERED_MS]!;
+  if (lastOp === ch.OP_BACKWARD && ahead > 0) clock.move(IDLE_BEFORE_FORWARD, IDLE_FOR_MAIN_BACKWARD, ahead * 1e6);
 }
 
 /** Runs one request; false once the main thread has closed this replica. */
 function handle(): boolean {
-  clock?.lap(ctrl[ch.OP] === ch.OP_BACKWARD ? IDLE_BEFORE_BACKWARD : IDLE_BEFORE_FORWARD);
+  const op = ctrl[ch.OP]!;
+  if (clock) profileIdle(clock, op);
+  lastOp = op;
   if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
   waited = false;
   try {
-    const op = ctrl[ch.OP]!;
     let message: object | undefined;
     if (ctrl[ch.FLAGS]! & ch.F_PORT) {
       const m = takeMessage();
