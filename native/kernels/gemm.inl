@@ -4,9 +4,9 @@
 // from their storage without a copy.
 //
 // Loop nest (outermost first): jc over N in NC columns -> pc over K in KC -> pack a KC x NC block of
-// B (lives in L3/L2) -> ic over M in MC rows -> pack an MC x KC block of A (lives in L2) -> jr over
-// the block in NR columns (a KC x NR sliver of B stays in L1) -> ir in MR rows -> the micro-kernel,
-// which keeps an MR x NR tile of C in registers for the whole KC loop.
+// B (lives in L3/L2) -> ic over M in equal blocks of at most MC rows -> pack that block of A (lives
+// in L2) -> jr over the block in NR columns (a KC x NR sliver of B stays in L1) -> ir in MR rows ->
+// the micro-kernel, which keeps an MR x NR tile of C in registers for the whole KC loop.
 //
 // Packed layouts: A as MR-row slivers, each KC columns of MR consecutive values; B as NR-column
 // slivers, each KC rows of NR consecutive values. Edge slivers are zero-padded to MR/NR; an edge
