@@ -4,9 +4,9 @@
 // from their storage without a copy.
 //
 // Loop nest (outermost first): jc over N in NC columns -> pc over K in KC -> pack a KC x NC block of
-// B (lives in L3/L2) -> ic over M in MC rows -> pack an MC x KC block of A (lives in L2) -> jr over
-// the block in NR columns (a KC x NR sliver of B stays in L1) -> ir in MR rows -> the micro-kernel,
-// which keeps an MR x NR tile of C in registers for the whole KC loop.
+// B (lives in L3/L2) -> ic over M in equal blocks of at most MC rows -> pack that block of A (lives
+// in L2) -> jr over the block in NR columns (a KC x NR sliver of B stays in L1) -> ir in MR rows ->
+// the micro-kernel, which keeps an MR x NR tile of C in registers for the whole KC loop.
 //
 // Packed layouts: A as MR-row slivers, each KC columns of MR consecutive values; B as NR-column
 // slivers, each KC rows of NR consecutive values. Edge slivers are zero-padded to MR/NR; an edge
@@ -51,8 +51,12 @@ struct Gemm {
         kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
         const T beta = pc == 0 ? g.beta : T(1);
         Pack<S, MR, NR>::b(g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, kc, nc, pb);
-        for (int64_t ic = 0; ic < g.m; ic += MC) {
-          const int64_t mc = std::min<int64_t>(MC, g.m - ic);
+        // M likewise in blocks of equal whole tiles (1024 = 7 x 132 + 100, not 7 x 144 + 16): the
+        // packed B's slivers come from L3 for each block, which a block of 3 tiles hardly repays.
+        const int64_t mblocks = (g.m + MC - 1) / MC;
+        const int64_t mstep = ((g.m + mblocks - 1) / mblocks + MR - 1) / MR * MR;
+        for (int64_t ic = 0; ic < g.m; ic += mstep) {
+          const int64_t mc = std::min<int64_t>(mstep, g.m - ic);
           Pack<S, MR, NR>::a(g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, mc, kc, pa);
           const int64_t tiles = (mc + MR - 1) / MR;
           for (int64_t jr = 0; jr < nc; jr += NR) {

@@ -122,6 +122,22 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
+  it("the blocked loop's M in equal blocks of whole tiles, each layout, with edge tiles", () => {
+    // Over MC rows, M is cut into equal blocks of whole MR-row tiles: at the AVX2 float32 MC of 144,
+    // 289 rows are 102 + 102 + 85, 433 are 3 x 114 + 91, 145 are 78 + 67 (float64, MC 96: 289 are
+    // 3 x 78 + 55), so blocks start off multiples of MC and the last one ends in a short tile.
+    const rng = new Rng(17);
+    const cases: Case[] = [
+      { batch: 1, m: 289, n: 37, k: 70, transA: false, transB: false, beta: 1 },
+      { batch: 1, m: 433, n: 20, k: 41, transA: true, transB: false, alpha: -0.5 },
+      { batch: 1, m: 145, n: 50, k: 400, transA: false, transB: true, beta: 0.25 },
+      { batch: 2, m: 300, n: 17, k: 33, transA: true, transB: true, broadcastA: true },
+    ];
+    forEachIsa((isa) => {
+      for (const c of cases) for (const ctor of FLOAT_TYPES) check(c, ctor, rng, isa);
+    });
+  });
+
   it("few rows of A against a transposed B: K in several equal passes, at and around MC rows", () => {
     // On AVX2 float32, at most MC (144) rows with B's columns contiguous take K in passes of up to
     // 1024 split evenly (2100 -> 704 + 704 + 692, 1030 -> 520 + 510); a pass must accumulate onto
