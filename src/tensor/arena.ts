@@ -93,19 +93,22 @@ function policyNumber(name: string, fallback: number): number {
 }
 
 /**
- * 2 MB (RINGTORCH_ARENA_BUDGET_MB). What a forced scavenge costs is set by the bytes written since
+ * 8 MB (RINGTORCH_ARENA_BUDGET_MB). What a forced scavenge costs is set by the bytes written since
  * the last one more than by anything in the JavaScript heap: on this project's Zen 3 VMs an empty
  * scavenge took 19-32 µs in bare node and 30-39 µs with ringtorch loaded (--no-node-snapshot) when run
  * back to back, but 100-350 µs, in bare node too, after 8 MB of writes had pushed V8's own
- * structures (page headers, roots) out of the caches. A bigger budget so buys fewer scavenges that
- * each cost more, and outputs written into memory that has left the caches. Measured by process
- * CPU time on the shared machine, loops of dropped outputs, three rounds interleaved (medians):
- * add 64 KB 14.1 µs a call at 8 MB, 10.0 at 2 MB; add 1 MB 158 against 105; relu 64 KB 10.6
- * against 7.2, relu 1 MB 153 against 78 (the 1 MB outputs cycle through LARGE_BLOCKS = 3 blocks).
- * A budget chosen from the scavenges' measured cost (session 13) fed on itself: a large budget made
- * dear scavenges, which asked for the largest budget, and it stayed at 8 MB.
+ * structures (page headers, roots) out of the caches. So a smaller budget pays in loops that drop
+ * their outputs (process CPU per call, shared machine, 8 against 2 MB: add 64 KB 14.1 against 10.0
+ * µs, add 1 MB 158 against 105, relu 1 MB 153 against 78), but not in training that keeps
+ * activations from forward to backward: each scavenge that finds an activation alive a second time
+ * promotes it to the old generation, whose blocks only full collections return. Quiet, on the
+ * same build, bench/dataparallel.ts's Transformer ran DataParallel at 1.52 / 1.66x one thread with
+ * 8 MB, 1.18 / 1.30x with 4 MB and 1.12-1.36x with 2 MB, each thread's CPU per step 2.5 ms higher
+ * at 2 MB; bench/mlp.ts gained 7% at 2 MB (4618 against 4301 samples/s), bench/gpt.ts lost 4%
+ * (1670 against 1731 tokens/s). A budget chosen from the scavenges' measured cost (session 13) fed
+ * on itself and stayed at 8 MB; it was removed.
  */
-const BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 2) * MiB;
+const BUDGET = policyNumber("RINGTORCH_ARENA_BUDGET_MB", 8) * MiB;
 /** The weight of each new scavenge in the average, and the most one sample may count (twice the average): a scavenge the OS preempted reads long. */
 const SCAVENGE_WEIGHT = 1 / 8;
 const SCAVENGE_CLIP = 2;
