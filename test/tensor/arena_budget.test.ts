@@ -42,8 +42,8 @@ for (const kib of [64, 256, 1024]) {
   });
 }
 
-test("the default budget is 2 MiB unless RINGTORCH_ARENA_BUDGET_MB says otherwise", { skip: !arena && "no native arena" }, () => {
-  const want = process.env.RINGTORCH_ARENA_BUDGET_MB ? Number(process.env.RINGTORCH_ARENA_BUDGET_MB) * MiB : 2 * MiB;
+test("the default budget is 8 MiB unless RINGTORCH_ARENA_BUDGET_MB says otherwise", { skip: !arena && "no native arena" }, () => {
+  const want = process.env.RINGTORCH_ARENA_BUDGET_MB ? Number(process.env.RINGTORCH_ARENA_BUDGET_MB) * MiB : 8 * MiB;
   assert.equal(rt.memoryPool.policy()!.budget, want);
 });
 
