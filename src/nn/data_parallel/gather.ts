@@ -1,5 +1,5 @@
 import { record } from "../../autograd/record.js";
-import { isGradEnabled, setGradEnabled } from "../../autograd/grad_mode.js";
+import { noGrad } from "../../autograd/grad_mode.js";
 import { cat } from "../../ops/join.js";
 import { copyInPlace } from "../../ops/elementwise.js";
 import { emptyTensor } from "../../ops/util.js";
@@ -64,11 +64,5 @@ function continues(first: Tensor, t: Tensor): boolean {
 
 /** Copies `piece` into rows [start, start + piece.shape[0]) of `out`, recording nothing. */
 function copyRows(out: Tensor, start: number, piece: Tensor): void {
-  const gradMode = isGradEnabled();
-  setGradEnabled(false);
-  try {
-    copyInPlace(narrow(out, 0, start, piece.shape[0]!), piece.detach());
-  } finally {
-    setGradEnabled(gradMode);
-  }
+  noGrad(() => copyInPlace(narrow(out, 0, start, piece.shape[0]!), piece.detach()));
 }
