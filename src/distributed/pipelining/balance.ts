@@ -98,10 +98,14 @@ export function balanceByTime(model: Module, sample: Tensor, opts: BalanceByTime
     childMs = Array.from(t.storage.data as Float64Array);
   }
   const sizes = balanceCost(childMs, stages);
-  const starts = sizes.slice(0, -1).map((_, i) => sizes.slice(0, i + 1).reduce((a, b) => a + b, 0));
+  const splitPoints: string[] = [];
+  const stageMs: number[] = [];
   let at = 0;
-  const stageMs = sizes.map((n) => childMs.slice(at, (at += n)).reduce((a, b) => a + b, 0));
-  return { splitPoints: starts.map((i) => children[i]![0]), sizes, childMs, stageMs };
+  for (const n of sizes) {
+    if (at > 0) splitPoints.push(children[at]![0]);
+    stageMs.push(childMs.slice(at, (at += n)).reduce((a, b) => a + b, 0));
+  }
+  return { splitPoints, sizes, childMs, stageMs };
 }
 
 /** Each child's least time over the rounds, ms; rounds go over all children in turn, so a burst of load lands on one round of each. */
