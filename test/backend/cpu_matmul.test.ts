@@ -67,6 +67,13 @@ function check(c: Case, ctor: Float32ArrayConstructor | Float64ArrayConstructor,
   assertArraysClose(args.out, want.out, atol, rtol, `${what} ${ctor.name} ${JSON.stringify(c)}`);
 }
 
+/** Every case in float32 and float64 on every ISA the machine runs. */
+function checkEveryIsaAndType(cases: readonly Case[], rng: Rng): void {
+  forEachIsa((isa) => {
+    for (const c of cases) for (const ctor of FLOAT_TYPES) check(c, ctor, rng, isa);
+  });
+}
+
 describe("cpu backend: matmul", { skip }, () => {
   it("random small shapes, both layouts of each operand, alpha and beta, on every ISA", () => {
     const rng = new Rng(11);
@@ -117,9 +124,7 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 145, n: 17, k: 769, transA: false, transB: true, beta: 0.25 },
       { batch: 2, m: 151, n: 33, k: 770, transA: true, transB: true, broadcastB: true },
     ];
-    forEachIsa((isa) => {
-      for (const c of cases) for (const ctor of FLOAT_TYPES) check(c, ctor, rng, isa);
-    });
+    checkEveryIsaAndType(cases, rng);
   });
 
   it("the blocked loop's M in equal blocks of whole tiles, each layout, with edge tiles", () => {
@@ -133,9 +138,7 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 145, n: 50, k: 400, transA: false, transB: true, beta: 0.25 },
       { batch: 2, m: 300, n: 17, k: 33, transA: true, transB: true, broadcastA: true },
     ];
-    forEachIsa((isa) => {
-      for (const c of cases) for (const ctor of FLOAT_TYPES) check(c, ctor, rng, isa);
-    });
+    checkEveryIsaAndType(cases, rng);
   });
 
   it("few rows of A against a transposed B: K in several equal passes, at and around MC rows", () => {
