@@ -1,10 +1,12 @@
-// node --import tsx --conditions=source bench/bf16_gpt.ts [--steps 300] [--threads 1] [--no-peer]
+// node --import tsx --conditions=source bench/bf16_gpt.ts [--steps 300] [--threads 1] [--no-peer] [--only fp32|bf16]
 //
 // The GPT of bench/gpt.ts trained `steps` steps in float32 and under autocast("bfloat16"), from the
 // same weights on the same 4 fixed batches (a memorisation task, so the loss keeps falling), beside
 // bench/torch/bf16_gpt.py doing the same with torch.autocast on the strongest PyTorch here. Prints
 // tokens/s (after 3 warm-up steps) and the final loss (mean of the last 10 steps) of each.
 // Targets (issue 16): bf16 ≥ 1.6× ringtorch fp32's tokens/s with its loss within 1%, and ≥ 1.2× PyTorch's autocast bf16.
+// --only trains one precision (with --no-peer, so that two processes pinned to two cores can
+// take the two halves of the run at once: bench/isa_report.sh does that).
 import { pathToFileURL } from "node:url";
 import { autocast, backendName, crossEntropy, getBackend, manualSeed, randint, type Tensor } from "../src/index.js";
 import type { StateDict } from "../src/nn/index.js";
@@ -66,16 +68,23 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const batches: [Tensor, Tensor][] = Array.from({ length: 4 }, () => [randint(0, V, [B, T]), randint(0, V, [B * T])]);
   const path = (getBackend() as { bf16GemmPath?: () => string }).bf16GemmPath?.() ?? "reference";
   console.log(`ringtorch (${backendName()} backend, bfloat16 GEMM path ${path}), ${threads} thread(s), ${steps} steps`);
-  const fp32 = train(false, steps, batches, state);
-  console.log(`ringtorch fp32 tokens/s=${fp32.tokensPerS.toFixed(0)} final_loss=${fp32.finalLoss.toFixed(4)}`);
-  const bf16 = train(true, steps, batches, state);
-  console.log(`ringtorch bf16 tokens/s=${bf16.tokensPerS.toFixed(0)} final_loss=${bf16.finalLoss.toFixed(4)}`);
+  const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : "";
+  if (!["", "fp32", "bf16"].includes(only)) throw new RangeError(`--only must be fp32 or bf16, got ${JSON.stringify(only)}`);
+  const trained = (low: boolean): Result | undefined => {
+    if (only === (low ? "fp32" : "bf16")) return undefined;
+    const r = train(low, steps, batches, state);
+    console.log(`ringtorch ${low ? "bf16" : "fp32"} tokens/s=${r.tokensPerS.toFixed(0)} final_loss=${r.finalLoss.toFixed(4)}`);
+    return r;
+  };
+  const fp32 = trained(false);
+  const bf16 = trained(true);
   const theirs = args.includes("--no-peer") ? "skipped (--no-peer)" : peer(steps, threads);
   const rows: string[][] = [["", "ringtorch fp32", "ringtorch bf16", "bf16 / fp32", "PyTorch fp32", "PyTorch bf16", "ringtorch bf16 / PyTorch bf16"]];
   const t = typeof theirs === "string" ? null : theirs;
   const f = (v: number | undefined, d: number) => (v === undefined ? "-" : v.toFixed(d));
-  rows.push(["tokens/s", f(fp32.tokensPerS, 0), f(bf16.tokensPerS, 0), (bf16.tokensPerS / fp32.tokensPerS).toFixed(2) + "x", f(t?.fp32.tokensPerS, 0), f(t?.bf16.tokensPerS, 0), t ? (bf16.tokensPerS / t.bf16.tokensPerS).toFixed(2) + "x" : "-"]);
-  rows.push([`loss after ${steps} steps`, f(fp32.finalLoss, 4), f(bf16.finalLoss, 4), ((bf16.finalLoss / fp32.finalLoss - 1) * 100).toFixed(2) + "%", f(t?.fp32.finalLoss, 4), f(t?.bf16.finalLoss, 4), "-"]);
+  const ratio = (a: number | undefined, b: number | undefined, show: (r: number) => string) => (a === undefined || b === undefined ? "-" : show(a / b));
+  rows.push(["tokens/s", f(fp32?.tokensPerS, 0), f(bf16?.tokensPerS, 0), ratio(bf16?.tokensPerS, fp32?.tokensPerS, (r) => r.toFixed(2) + "x"), f(t?.fp32.tokensPerS, 0), f(t?.bf16.tokensPerS, 0), ratio(bf16?.tokensPerS, t?.bf16.tokensPerS, (r) => r.toFixed(2) + "x")]);
+  rows.push([`loss after ${steps} steps`, f(fp32?.finalLoss, 4), f(bf16?.finalLoss, 4), ratio(bf16?.finalLoss, fp32?.finalLoss, (r) => ((r - 1) * 100).toFixed(2) + "%"), f(t?.fp32.finalLoss, 4), f(t?.bf16.finalLoss, 4), "-"]);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log("| " + r.map((v, c) => v.padEnd(widths[c])).join(" | ") + " |");
   if (typeof theirs === "string") console.log(`(PyTorch peer not measured: ${theirs})`);

@@ -76,6 +76,29 @@ describe("cpu backend: runtime", () => {
     assert.match(bad.stderr, /RINGTORCH_CPU_ISA must be one of portable, avx2, avx512 or auto/);
   });
 
+  it("RINGTORCH_BF16_GEMM picks autocast's GEMM path, warns on one this CPU cannot run, and refuses an unknown one", { skip }, () => {
+    const printPath = PRINT_ISA.replace("isa: cpu.isa()", "path: cpu.bf16GemmPath()");
+    const portable = runChild(printPath, { RINGTORCH_BF16_GEMM: "portable" });
+    assert.equal(portable.status, 0, portable.stderr);
+    assert.equal(JSON.parse(portable.stdout).path, "portable");
+
+    const cpu = cpuBackend()!;
+    const best = cpu.bf16GemmPath();
+    const supported = cpu.setBf16GemmPath("avx512bf16");
+    cpu.setBf16GemmPath("auto");
+    const r = runChild(printPath, { RINGTORCH_BF16_GEMM: "avx512bf16" });
+    assert.equal(r.status, 0, r.stderr);
+    if (supported) {
+      assert.equal(JSON.parse(r.stdout).path, "avx512bf16");
+    } else {
+      assert.equal(JSON.parse(r.stdout).path, best, "an unsupported path must leave the default");
+      assert.match(r.stderr, /RINGTORCH_BF16_GEMM=avx512bf16: this CPU or build cannot run it/);
+    }
+    const bad = runChild(printPath, { RINGTORCH_BF16_GEMM: "amx" });
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /RINGTORCH_BF16_GEMM must be one of portable, avx512bf16 or auto/);
+  });
+
   it("guards reject arguments that would reach outside the arrays", { skip }, () => {
     const cpu = cpuBackend()!;
     const x = new Float32Array(10);

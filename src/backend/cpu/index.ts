@@ -5,7 +5,7 @@ import { convMethods, type NativeConvKernels } from "./conv.js";
 import { attentionMethods, type NativeAttentionKernels } from "./attention.js";
 import { extraMethods, type NativeExtraKernels } from "./extra.js";
 import { encodeFill } from "./fill.js";
-import { applyIsaFromEnv } from "./isa.js";
+import { applyBf16GemmPathFromEnv, applyIsaFromEnv } from "./isa.js";
 import { packLayout } from "./layout.js";
 import type { FloatArray, NativeAddon, NativeKernels } from "./native.js";
 import { BINARY, REDUCE, UNARY, UNARY_GRAD } from "./opcodes.js";
@@ -52,6 +52,7 @@ const sgdParams = new Float64Array(8);
 export function createCpuBackend(addon: NativeAddon): CpuBackend {
   const native: NativeKernels = addon;
   applyIsaFromEnv(native);
+  applyBf16GemmPathFromEnv(native);
   native.setNumThreads(defaultNumThreads());
   // Tensor memory from the native arena, which recycles what the collector finds dead; an addon
   // built before the arena existed falls back to reporting fresh SharedArrayBuffers to V8.

@@ -20,3 +20,28 @@ export function applyIsaFromEnv(native: NativeKernels, env: NodeJS.ProcessEnv = 
     });
   }
 }
+
+export const BF16_GEMM_PATHS = ["portable", "avx512bf16"] as const;
+
+/**
+ * Applies RINGTORCH_BF16_GEMM (portable | avx512bf16 | auto) to autocast's products, as
+ * RINGTORCH_CPU_ISA does to the float32 kernels: by default they take vdpbf16ps wherever the CPU
+ * has AVX512_BF16; `portable` rounds the operands into float32 copies and runs the float32 GEMM (the
+ * same products, summed in another order), e.g. to compare the two on one machine. Which pays
+ * depends on the CPU: on an AMD EPYC (Zen 4) vdpbf16ps does twice an FMA's work and autocast
+ * trained the GPT 1.44–1.58× faster than float32; on an Intel Xeon with AMX it ran at about half the
+ * float32 kernel's GFLOPS (README, "Benchmarks"), and neither path beat float32 there. An
+ * unsupported path warns and keeps the default.
+ */
+export function applyBf16GemmPathFromEnv(native: NativeKernels, env: NodeJS.ProcessEnv = process.env): void {
+  const wanted = env.RINGTORCH_BF16_GEMM?.trim().toLowerCase();
+  if (!wanted || wanted === "auto") return;
+  if (!(BF16_GEMM_PATHS as readonly string[]).includes(wanted)) {
+    throw new RangeError(`RINGTORCH_BF16_GEMM must be one of ${BF16_GEMM_PATHS.join(", ")} or auto, got ${JSON.stringify(env.RINGTORCH_BF16_GEMM)}.`);
+  }
+  if (!native.bf16GemmPath(wanted)) {
+    process.emitWarning(`RINGTORCH_BF16_GEMM=${wanted}: this CPU or build cannot run it; using ${native.bf16GemmPath()} instead.`, {
+      code: "RINGTORCH_BF16_GEMM",
+    });
+  }
+}
