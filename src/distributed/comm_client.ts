@@ -275,18 +275,21 @@ export class CommClient {
 }
 
 /**
- * An all-reduce whose reduction is native code alone goes to the worker as addresses (AddressRef),
- * so the worker holds no handle to the memory. Tensors are freed when every thread holding a
- * handle has collected it, and the worker collects rarely: DDP's fresh gradients each step would
- * otherwise pile up for gigabytes. `keep` holds the memory alive until the worker reports done.
+ * An all-reduce whose reduction is native code alone, and every send and receive, go to the worker
+ * as addresses (AddressRef), so the worker holds no handle to the memory. Tensors are freed when
+ * every thread holding a handle has collected it, and the worker collects rarely: DDP's fresh
+ * gradients each step would otherwise pile up for gigabytes. A handle also costs the worker per
+ * message: each SharedArrayBuffer that crosses the port becomes a new object in its heap, with its
+ * external memory counted again, and a pipeline's 24 transfers a step at m = 8 kept V8 compacting
+ * that heap (a fifth of the worker's CPU). `keep` holds the memory alive until the worker reports done.
  */
 function byAddress(msg: Omit<OpMessage, "id" | "type">): { req: Request; keep?: unknown } {
   const req = msg.req;
-  if (req.kind !== "allReduce" || (msg.dtype === "bfloat16" && !req.lowPrecision)) return { req };
   const native = tryLoadCommNative();
   if (!native) return { req };
-  const bufs: (BufRef | AddressRef)[] = req.bufs.map((b) =>
-    "data" in b ? { address: native.addressOf(b.data) + b.offset * b.data.BYTES_PER_ELEMENT, numel: b.numel } : b,
-  );
-  return { req: { ...req, bufs }, keep: req.bufs };
+  const at = (b: BufRef | AddressRef): BufRef | AddressRef =>
+    "data" in b ? { address: native.addressOf(b.data) + b.offset * b.data.BYTES_PER_ELEMENT, numel: b.numel } : b;
+  if (isPointToPoint(req)) return { req: { ...req, buf: at(req.buf) }, keep: req.buf };
+  if (req.kind !== "allReduce" || (msg.dtype === "bfloat16" && !req.lowPrecision)) return { req };
+  return { req: { ...req, bufs: req.bufs.map(at) }, keep: req.bufs };
 }

@@ -37,8 +37,9 @@ export type Request =
   | { kind: "gather"; input: BufRef; outputs: BufRef[] | null; root: number }
   | { kind: "allToAll"; inputs: BufRef[]; outputs: BufRef[] }
   | { kind: "barrier" }
-  | { kind: "send"; buf: BufRef; peer: number; tag: number }
-  | { kind: "recv"; buf: BufRef; peer: number; tag: number };
+  /** A point-to-point buffer goes by address from CommClient (its worker holds no handle: comm_client.ts, byAddress). */
+  | { kind: "send"; buf: BufRef | AddressRef; peer: number; tag: number }
+  | { kind: "recv"; buf: BufRef | AddressRef; peer: number; tag: number };
 
 export type RequestKind = Request["kind"];
 

@@ -139,7 +139,8 @@ export class OpLoop {
     const add = (m: OpMessage) => {
       const req = m.req as Extract<OpMessage["req"], { kind: "send" | "recv" }>;
       const e = DTYPE_BYTES[m.dtype];
-      const piece = { buf: req.buf.data, byteOffset: req.buf.offset * e, bytes: req.buf.numel * e };
+      const b = req.buf;
+      const piece = "address" in b ? { buf: null, byteOffset: b.address, bytes: b.numel * e } : { buf: b.data, byteOffset: b.offset * e, bytes: b.numel * e };
       link.tag = req.tag;
       link.code = P2P_CODE;
       link.deadline = Math.min(link.deadline, performance.now() + m.timeoutMs);
