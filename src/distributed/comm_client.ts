@@ -14,7 +14,7 @@ import {
 import type { TransportKind } from "./engine/mesh.js";
 import { CollectiveMismatchError } from "./engine/agreement.js";
 import { TransferError } from "./engine/link.js";
-import { isPointToPoint } from "./engine/messages.js";
+import { isPointToPoint, p2pWire } from "./engine/messages.js";
 import type { InlineRunner } from "./inline_runner.js";
 import { tryLoadCommNative } from "./native.js";
 import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
@@ -63,7 +63,7 @@ export class CommClient {
     const worker = spawnWorker(url, { workerData: { config, port: port2, ctl: ctlBuffer, traceRing: traceRing.buffer }, transferList: [port2] });
     const linked = new Set<string>();
     return new Promise((resolve, reject) => {
-      const onSetupMessage = (msg: FromWorker) => {
+      const onSetupMessage = (msg: Exclude<FromWorker, number>) => {
         if (msg.type === "segment") {
           if (msg.linked) linked.add(msg.name);
           else linked.delete(msg.name);
@@ -111,7 +111,8 @@ export class CommClient {
     const { req, keep } = byAddress(msg);
     this.pending.set(id, { work, timeoutMs: msg.timeoutMs, keep });
     this.keepAlive(true);
-    this.post({ type: "op", id, ...msg, req });
+    const op = { ...msg, req };
+    this.post(p2pWire(id, op) ?? { type: "op", id, ...op });
     return work;
   }
 
@@ -208,16 +209,10 @@ export class CommClient {
   }
 
   private handle_(msg: FromWorker): void {
+    if (typeof msg === "number") return this.settle(msg, null, false);
     switch (msg.type) {
-      case "done": {
-        const entry = this.pending.get(msg.id);
-        if (!entry) return;
-        this.pending.delete(msg.id);
-        if (this.pending.size === 0) this.keepAlive(false);
-        if (msg.fatal && this.failure === null) this.failure = `the process group failed earlier and cannot be used: ${msg.error}`;
-        entry.work.settle(msg.error);
-        return;
-      }
+      case "done":
+        return this.settle(msg.id, msg.error, msg.fatal === true);
       case "segment":
         if (msg.linked) this.linkedSegments.add(msg.name);
         else this.linkedSegments.delete(msg.name);
@@ -231,6 +226,15 @@ export class CommClient {
       default:
         return;
     }
+  }
+
+  private settle(id: number, error: string | null, fatal: boolean): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.keepAlive(false);
+    if (fatal && this.failure === null) this.failure = `the process group failed earlier and cannot be used: ${error}`;
+    entry.work.settle(error);
   }
 
   private drain(): void {
