@@ -98,7 +98,7 @@ export interface GroupMessage {
 }
 
 /**
- * A send or receive by address in six numbers (p2pWire, p2pFromWire): [id, group, dtype code,
+ * A send or receive by address in eight numbers (p2pWire, p2pFromWire): [id, group, dtype code,
  * timeoutMs, peer, tag, address, numel] with the sign of the peer giving the kind (a receive's is
  * −1 − peer). A pipeline posts one per activation and gradient, and the structured clone of an
  * OpMessage (nested objects, their property names looked up each time) cost the two threads more
