@@ -284,8 +284,8 @@ export class CommClient {
  * every thread holding a handle has collected it, and the worker collects rarely: DDP's fresh
  * gradients each step would otherwise pile up for gigabytes. A handle also costs the worker per
  * message: each SharedArrayBuffer that crosses the port becomes a new object in its heap, with its
- * external memory counted again, and a pipeline's 24 transfers a step at m = 8 kept V8 compacting
- * that heap (a fifth of the worker's CPU). `keep` holds the memory alive until the worker reports done.
+ * external memory counted again (session 14's perf of a pipeline at m = 8 found a fifth of the
+ * worker's CPU in compacting that heap). `keep` holds the memory alive until the worker reports done.
  */
 function byAddress(msg: Omit<OpMessage, "id" | "type">): { req: Request; keep?: unknown } {
   const req = msg.req;
