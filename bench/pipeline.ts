@@ -19,7 +19,7 @@
 // of that step simulated with free messages, once with the actions' measured times and once with
 // their main-thread CPU times (what a core free for every thread would give: on a loaded machine the
 // figure to hold against the ideal), and per step each rank's main-thread CPU, its time waiting for
-// a core (contention), its comm worker's CPU and its other threads' CPU.
+// a core (contention), its comm worker's CPU (also per transfer) and its other threads' CPU.
 //
 // The model's first Linear reads 784 inputs (a 28×28 image) so that the two halves can be equal
 // (bench/workers/pipeline_mlp.ts says why); IN_FEATURES=512 gives the earlier model, for A/B.
@@ -158,6 +158,8 @@ for (const m of MICROBATCHES) {
           `${ms(actionCpuMs?.F ?? NaN)} / ${ms(actionCpuMs?.B ?? NaN)}`,
           gcPerStep ? `${ms(gcPerStep.ms)} (${gcPerStep.count.toFixed(1)}); full ${ms(gcPerStep.fullMs)} (${gcPerStep.fullCount.toFixed(1)})` : "n/a",
           sched ? `${ms(sched.mainCpuMs)} / ${ms(sched.mainRunqueueMs)} / ${ms(sched.commCpuMs)} / ${ms(sched.othersCpuMs)}` : "n/a",
+          // Each rank sends m messages a step and receives m (an activation is one message from the second step on).
+          sched ? ((sched.commCpuMs * 1000) / (2 * m)).toFixed(0) : "n/a",
         ]);
       });
     }
@@ -184,13 +186,15 @@ console.log(
     "Then the bubble the step would have with these measured action times and free messages (the simulation: what the split and unequal micro-batches leave, against the ideal that assumes equal stages), " +
     "the same with each action's CPU time instead of its wall time (what a core free for every thread would give: the figure to hold against the ideal on a loaded machine), " +
     "and, over the untraced steps, each rank's median forward / backward compute ms (micro-batch 0's in brackets) and CPU ms (micro-batch 0 left out), its main thread's GC pauses per step (ms, and how many; all, then full collections alone), " +
-    "and (Linux schedstat) the main thread's CPU, its time runnable but kept off a core by other threads and processes (contention), the comm worker's CPU, and the process's other threads' CPU (V8's GC and compiler helpers, libuv)",
+    "and (Linux schedstat) the main thread's CPU, its time runnable but kept off a core by other threads and processes (contention), the comm worker's CPU, and the process's other threads' CPU (V8's GC and compiler helpers, libuv); " +
+    "last, the comm worker's CPU per transfer (2m a step per rank: each activation and each gradient one message; bench/workers/pipeline_p2p.ts measures it without compute)",
 );
 printTable(
   [
     "schedule", "micro-batches", "rank", "step", "compute", "idle", "(a) slots", "(d) unequal times", "added by messages",
     "wait: peer not sent", "wait: pickup", "wait: transfer", "wait: notice", "outside waits", "traced bubble", "bubble, measured times, free messages",
     "bubble, CPU times, free messages: median (range) of traced steps", "ideal", "F / B ms (mb 0)", "F / B CPU ms", "GC pauses per step: all, full: ms (n)", "per step: main CPU / waiting for a core / comm worker CPU / other threads' CPU",
+    "comm worker CPU per transfer (µs)",
   ],
   idleRows,
 );

@@ -14,7 +14,7 @@ import {
 import type { TransportKind } from "./engine/mesh.js";
 import { CollectiveMismatchError } from "./engine/agreement.js";
 import { TransferError } from "./engine/link.js";
-import { isPointToPoint } from "./engine/messages.js";
+import { isPointToPoint, p2pWire } from "./engine/messages.js";
 import type { InlineRunner } from "./inline_runner.js";
 import { tryLoadCommNative } from "./native.js";
 import { siblingModule, spawnWorker } from "../util/spawn_worker.js";
@@ -63,7 +63,7 @@ export class CommClient {
     const worker = spawnWorker(url, { workerData: { config, port: port2, ctl: ctlBuffer, traceRing: traceRing.buffer }, transferList: [port2] });
     const linked = new Set<string>();
     return new Promise((resolve, reject) => {
-      const onSetupMessage = (msg: FromWorker) => {
+      const onSetupMessage = (msg: Exclude<FromWorker, number>) => {
         if (msg.type === "segment") {
           if (msg.linked) linked.add(msg.name);
           else linked.delete(msg.name);
@@ -111,7 +111,8 @@ export class CommClient {
     const { req, keep } = byAddress(msg);
     this.pending.set(id, { work, timeoutMs: msg.timeoutMs, keep });
     this.keepAlive(true);
-    this.post({ type: "op", id, ...msg, req });
+    const op = { ...msg, req };
+    this.post(p2pWire(id, op) ?? { type: "op", id, ...op });
     return work;
   }
 
@@ -208,16 +209,10 @@ export class CommClient {
   }
 
   private handle_(msg: FromWorker): void {
+    if (typeof msg === "number") return this.settle(msg, null, false);
     switch (msg.type) {
-      case "done": {
-        const entry = this.pending.get(msg.id);
-        if (!entry) return;
-        this.pending.delete(msg.id);
-        if (this.pending.size === 0) this.keepAlive(false);
-        if (msg.fatal && this.failure === null) this.failure = `the process group failed earlier and cannot be used: ${msg.error}`;
-        entry.work.settle(msg.error);
-        return;
-      }
+      case "done":
+        return this.settle(msg.id, msg.error, msg.fatal === true);
       case "segment":
         if (msg.linked) this.linkedSegments.add(msg.name);
         else this.linkedSegments.delete(msg.name);
@@ -231,6 +226,15 @@ export class CommClient {
       default:
         return;
     }
+  }
+
+  private settle(id: number, error: string | null, fatal: boolean): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.keepAlive(false);
+    if (fatal && this.failure === null) this.failure = `the process group failed earlier and cannot be used: ${error}`;
+    entry.work.settle(error);
   }
 
   private drain(): void {
@@ -275,18 +279,21 @@ export class CommClient {
 }
 
 /**
- * An all-reduce whose reduction is native code alone goes to the worker as addresses (AddressRef),
- * so the worker holds no handle to the memory. Tensors are freed when every thread holding a
- * handle has collected it, and the worker collects rarely: DDP's fresh gradients each step would
- * otherwise pile up for gigabytes. `keep` holds the memory alive until the worker reports done.
+ * An all-reduce whose reduction is native code alone, and every send and receive, go to the worker
+ * as addresses (AddressRef), so the worker holds no handle to the memory. Tensors are freed when
+ * every thread holding a handle has collected it, and the worker collects rarely: DDP's fresh
+ * gradients each step would otherwise pile up for gigabytes. A handle also costs the worker per
+ * message: each SharedArrayBuffer that crosses the port becomes a new object in its heap, with its
+ * external memory counted again (session 14's perf of a pipeline at m = 8 found a fifth of the
+ * worker's CPU in compacting that heap). `keep` holds the memory alive until the worker reports done.
  */
 function byAddress(msg: Omit<OpMessage, "id" | "type">): { req: Request; keep?: unknown } {
   const req = msg.req;
-  if (req.kind !== "allReduce" || (msg.dtype === "bfloat16" && !req.lowPrecision)) return { req };
   const native = tryLoadCommNative();
   if (!native) return { req };
-  const bufs: (BufRef | AddressRef)[] = req.bufs.map((b) =>
-    "data" in b ? { address: native.addressOf(b.data) + b.offset * b.data.BYTES_PER_ELEMENT, numel: b.numel } : b,
-  );
-  return { req: { ...req, bufs }, keep: req.bufs };
+  const at = (b: BufRef | AddressRef): BufRef | AddressRef =>
+    "data" in b ? { address: native.addressOf(b.data) + b.offset * b.data.BYTES_PER_ELEMENT, numel: b.numel } : b;
+  if (isPointToPoint(req)) return { req: { ...req, buf: at(req.buf) }, keep: req.buf };
+  if (req.kind !== "allReduce" || (msg.dtype === "bfloat16" && !req.lowPrecision)) return { req };
+  return { req: { ...req, bufs: req.bufs.map(at) }, keep: req.bufs };
 }

@@ -1,4 +1,4 @@
-import type { CommDType, TypedArray } from "../dtypes.js";
+import { type CommDType, DTYPE_CODE, type TypedArray } from "../dtypes.js";
 import type { ReduceOpName } from "../reduce_op.js";
 import type { CommTraceTag } from "../../util/trace.js";
 
@@ -37,8 +37,9 @@ export type Request =
   | { kind: "gather"; input: BufRef; outputs: BufRef[] | null; root: number }
   | { kind: "allToAll"; inputs: BufRef[]; outputs: BufRef[] }
   | { kind: "barrier" }
-  | { kind: "send"; buf: BufRef; peer: number; tag: number }
-  | { kind: "recv"; buf: BufRef; peer: number; tag: number };
+  /** A point-to-point buffer goes by address from CommClient (its worker holds no handle: comm_client.ts, byAddress). */
+  | { kind: "send"; buf: BufRef | AddressRef; peer: number; tag: number }
+  | { kind: "recv"; buf: BufRef | AddressRef; peer: number; tag: number };
 
 export type RequestKind = Request["kind"];
 
@@ -96,7 +97,17 @@ export interface GroupMessage {
   ranks: number[];
 }
 
+/**
+ * A send or receive by address in eight numbers (p2pWire, p2pFromWire): [id, group, dtype code,
+ * timeoutMs, peer, tag, address, numel] with the sign of the peer giving the kind (a receive's is
+ * −1 − peer). A pipeline posts one per activation and gradient, and the structured clone of an
+ * OpMessage (nested objects, their property names looked up each time) cost the two threads more
+ * than moving the bytes did; an array of numbers is copied as such.
+ */
+export type P2PWire = number[];
+
 export type ToWorker =
+  | P2PWire
   | OpMessage
   | GroupMessage
   | { type: "shutdown" }
@@ -106,6 +117,8 @@ export type ToWorker =
   | { type: "explain"; id: number; op: OpMessage; status: number; detail: string };
 
 export type FromWorker =
+  /** An operation finished without error: its id alone (the common case, cheapest to pass). */
+  | number
   | { type: "ready"; handle: number; transports: ("self" | "shm" | "tcp")[] }
   | { type: "setupError"; message: string }
   | { type: "segment"; name: string; linked: boolean }
@@ -141,4 +154,21 @@ export interface WorkerConfig {
   streamingBytes: number;
   pipelineBytes: number;
   algorithm: Algorithm | null;
+}
+
+const DTYPE_BY_CODE = Object.fromEntries(Object.entries(DTYPE_CODE).map(([k, v]) => [v, k])) as Record<number, CommDType>;
+
+/** The wire form of a send or receive whose buffer is an address, or null when it needs the full message (tracing tags it). */
+export function p2pWire(id: number, msg: Omit<OpMessage, "id" | "type">): P2PWire | null {
+  const req = msg.req;
+  if ((req.kind !== "send" && req.kind !== "recv") || !("address" in req.buf) || msg.trace || msg.gate) return null;
+  const peer = req.kind === "send" ? req.peer : -1 - req.peer;
+  return [id, msg.group, DTYPE_CODE[msg.dtype], msg.timeoutMs, peer, req.tag, req.buf.address, req.buf.numel];
+}
+
+export function p2pFromWire(w: P2PWire): OpMessage {
+  const [id, group, dtype, timeoutMs, peer, tag, address, numel] = w as [number, number, number, number, number, number, number, number];
+  const buf = { address, numel };
+  const req: Request = peer >= 0 ? { kind: "send", buf, peer, tag } : { kind: "recv", buf, peer: -1 - peer, tag };
+  return { type: "op", id, group, seq: 0, dtype: DTYPE_BY_CODE[dtype]!, timeoutMs, algorithm: null, debug: null, req };
 }

@@ -10,7 +10,7 @@ import { SeenBuffers } from "./seen_buffers.js";
 import type { CommTraceRing } from "./trace_ring.js";
 import { traceNow } from "../../util/trace.js";
 import { describeOp, explainTransferError } from "./failure.js";
-import { CTL_OPS_POSTED, type FromWorker, isPointToPoint, type OpMessage, type ToWorker } from "./messages.js";
+import { CTL_OPS_POSTED, type FromWorker, isPointToPoint, type OpMessage, type P2PWire, p2pFromWire, type ToWorker } from "./messages.js";
 
 const P2P_CODE = 0xfe;
 /**
@@ -28,7 +28,7 @@ const P2P_STALL_MS = 100;
  * request fails with the first error.
  */
 export class OpLoop {
-  private readonly queue: ToWorker[] = [];
+  private readonly queue: Exclude<ToWorker, P2PWire>[] = [];
   private broken: string | null = null;
   /** Latest collective started per group, and what of it the store has been told. */
   private readonly started = new Map<number, number>();
@@ -139,7 +139,8 @@ export class OpLoop {
     const add = (m: OpMessage) => {
       const req = m.req as Extract<OpMessage["req"], { kind: "send" | "recv" }>;
       const e = DTYPE_BYTES[m.dtype];
-      const piece = { buf: req.buf.data, byteOffset: req.buf.offset * e, bytes: req.buf.numel * e };
+      const b = req.buf;
+      const piece = "address" in b ? { buf: null, byteOffset: b.address, bytes: b.numel * e } : { buf: b.data, byteOffset: b.offset * e, bytes: b.numel * e };
       link.tag = req.tag;
       link.code = P2P_CODE;
       link.deadline = Math.min(link.deadline, performance.now() + m.timeoutMs);
@@ -227,7 +228,7 @@ export class OpLoop {
   }
 
   private finish(id: number, error: string | null): void {
-    this.post({ type: "done", id, error, fatal: error !== null && this.broken !== null });
+    this.post(error === null ? id : { type: "done", id, error, fatal: this.broken !== null });
   }
 
   private key(k: string): string {
@@ -236,7 +237,8 @@ export class OpLoop {
 
   private pull(): void {
     for (let m = receiveMessageOnPort(this.port); m; m = receiveMessageOnPort(this.port)) {
-      this.queue.push(m.message as ToWorker);
+      const msg = m.message as ToWorker;
+      this.queue.push(Array.isArray(msg) ? p2pFromWire(msg) : msg);
     }
   }
 

@@ -46,10 +46,11 @@ function buffersOf(req: Request): TypedArray[] {
   switch (req.kind) {
     case "allReduce":
       return req.bufs.flatMap((b) => ("data" in b ? [b.data] : []));
-    case "broadcast":
-    case "reduce":
     case "send":
     case "recv":
+      return "data" in req.buf ? [req.buf.data] : [];
+    case "broadcast":
+    case "reduce":
       return [req.buf.data];
     case "allGather":
       return [req.input.data, ...req.outputs.map((b) => b.data)];

@@ -190,7 +190,8 @@ export function startRequest(mpi: MpiNative, at: Place, req: Request, dtype: Com
       if (req.tag > at.tagUpperBound) {
         throw new Error(`${where}: tag ${req.tag} is above the largest tag this MPI library carries (MPI_TAG_UB = ${at.tagUpperBound}); the mpi backend cannot express it: use a smaller tag`);
       }
-      const r = region(req.buf, dtype);
+      // Only CommClient turns a point-to-point buffer into an address; this backend gets the BufRef.
+      const r = region(req.buf as BufRef, dtype);
       return { ...post(req.kind === "send" ? MPI_KIND.send : MPI_KIND.recv, r, none, r.bytes, BYTES, { peer: req.peer, tag: req.tag, comm: 0 }), done: () => {} };
     }
   }

@@ -3,6 +3,7 @@ import type { Tensor } from "../../tensor/tensor.js";
 import { irecv } from "../point_to_point.js";
 import type { Work } from "../work.js";
 import type { Action } from "./schedule_orders.js";
+import { frameBody, frameNumel, readFrameShape } from "./activation_frame.js";
 import { tagged } from "./trace.js";
 import { ACTIVATION, GRADIENT, HEADER, decodeShape, headerBuffer, type PipelineStage, sameShape } from "./stage.js";
 
@@ -16,8 +17,12 @@ interface Slot {
   mb: number;
   work?: Work;
   value?: Tensor | Int32Array;
-  /** An activation's receive posted at the shape this micro-batch had last step, before its header was in: checked against the header before it is read. */
-  predicted?: readonly number[];
+  /** An activation's shape: from its header message, or (guess) the one its micro-batch had last step. */
+  shape?: readonly number[];
+  /** The shape this micro-batch had last step, when it had one: the activation comes without a header message, in a frame of that size. */
+  guess?: readonly number[];
+  /** An activation's receive posted at its guess and not yet read: its frame confirms the shape, or names the real one. */
+  predicted?: boolean;
   /** A receive posted at a predicted shape that proved wrong: the sender filled it with a placeholder, and this slot's message follows it. */
   discard?: Slot;
 }
@@ -37,8 +42,9 @@ const keyOf = (kind: Kind, boundary: number, mb: number) => `${kind}:${boundary}
  * so the receives from each peer must be posted in that order; every rank knows every rank's order
  * (the schedule is a pure function of rank, ranks and micro-batches, as in PyTorch), so the inbox
  * lists what each peer will send it and posts the receives ahead, in that order, as far as it can
- * without blocking: an activation's receive needs its size, from its header or, from the second
- * step on, the size its micro-batch had the step before (confirmed by the header); a gradient's
+ * without blocking: an activation's receive needs its size, from its header message in the first
+ * step, from then on the size its micro-batch had the step before (its frame confirms it: no
+ * header message, activation_frame.ts); a gradient's
  * needs the activation it answers to have been sent (its shape). Transfers so overlap compute; a
  * wait happens only when the schedule needs the message.
  */
@@ -61,7 +67,10 @@ export class Inbox {
       const slots: Slot[] = [];
       for (const a of orders[q]!) {
         if (a.kind === "F" && a.stage < numStages - 1 && (a.stage + 1) % p === me) {
-          slots.push({ kind: "header", boundary: a.stage, mb: a.mb }, { kind: "activation", boundary: a.stage, mb: a.mb });
+          // The sender keeps the same record of last step's shapes (PipelineStage.sentShapes), so both know whether a header message comes.
+          const guess = stages.get(a.stage + 1)!.receivedShapes.get(a.mb);
+          if (!guess) slots.push({ kind: "header", boundary: a.stage, mb: a.mb });
+          slots.push({ kind: "activation", boundary: a.stage, mb: a.mb, guess });
         } else if (a.kind === "B" && a.stage > 0 && (a.stage - 1) % p === me) {
           slots.push({ kind: "gradient", boundary: a.stage - 1, mb: a.mb });
         }
@@ -102,36 +111,34 @@ export class Inbox {
     const stream = this.streamOf.get(key);
     if (!stream) throw new Error(`internal: no peer of this rank sends the ${kind} of micro-batch ${mb} across boundary ${boundary} in this schedule`);
     this.advance(stream, stream.at.get(key)!);
-    // A predicted receive is confirmed by its header; a wrong guess puts the real slot in its place.
+    // A predicted receive is confirmed by its frame; a wrong guess puts the real slot in its place.
     const slot = this.confirm(stream, stream.at.get(key)!);
     const receiver = this.receiverOf(slot);
     if (slot.discard) {
-      slot.discard.work!.wait();
       receiver.buffers.release(slot.discard.value as Tensor);
       slot.discard = undefined;
     }
     slot.work!.wait();
     const buffer = slot.value as Tensor;
     slot.value = undefined;
-    const value = clone(buffer);
+    const value = clone(kind === "activation" ? frameBody(buffer, slot.shape!) : buffer);
     receiver.buffers.release(buffer);
     return value;
   }
 
   /**
-   * Reads the header of an activation whose receive was posted at a predicted shape (waiting for
-   * it), and returns the slot the activation arrives in: the same one when the shape is as
-   * predicted, else a new slot, posted now at the header's shape, right after the placeholder.
+   * Waits for an activation whose receive was posted at its guessed shape, reads the shape its
+   * frame announces, and returns the slot the activation is in: the same one when the guess was
+   * right, else a new slot, posted now at the announced shape, right after the placeholder.
    */
   private confirm(s: Stream, slot: Slot): Slot {
-    const predicted = slot.predicted;
-    if (!predicted) return slot;
-    slot.predicted = undefined;
-    const index = s.slots.indexOf(slot);
-    const header = s.slots[index - 1]!;
-    const shape = this.readHeader(header, slot);
-    if (sameShape(shape, predicted)) return slot;
+    if (!slot.predicted) return slot;
+    slot.predicted = false;
+    slot.work!.wait();
+    const shape = this.accept(readFrameShape(slot.value as Tensor), slot);
+    if (sameShape(shape, slot.shape!)) return slot;
     const real: Slot = { kind: "activation", boundary: slot.boundary, mb: slot.mb, discard: slot };
+    const index = s.slots.indexOf(slot);
     s.slots.splice(index + 1, 0, real);
     s.at.set(keyOf(real.kind, real.boundary, real.mb), real);
     // The cursor stops right after a predicted slot (advance), so nothing was posted behind it.
@@ -140,20 +147,27 @@ export class Inbox {
     return real;
   }
 
-  /** The shape an activation's header announces, checked against what the stage takes; remembered as next step's prediction. */
-  private readHeader(header: Slot, activation: Slot): readonly number[] {
-    header.work!.wait();
-    const shape = decodeShape(header.value as Int32Array)!;
-    header.value = undefined;
+  /** An activation's announced shape, checked against what the stage takes; remembered as next step's guess. */
+  private accept(shape: readonly number[], activation: Slot): readonly number[] {
     const receiver = this.receiverOf(activation);
     receiver.checkIncoming(shape);
     receiver.receivedShapes.set(activation.mb, shape);
     return shape;
   }
 
+  /** The shape an activation's header message announces (waiting for it). */
+  private readHeader(header: Slot, activation: Slot): readonly number[] {
+    header.work!.wait();
+    const shape = decodeShape(header.value as Int32Array)!;
+    header.value = undefined;
+    return this.accept(shape, activation);
+  }
+
   private post(s: Stream, slot: Slot, shape: readonly number[] | null): void {
     const receiver = this.receiverOf(slot);
-    const value = shape ? receiver.buffers.take(shape) : headerBuffer();
+    // An activation arrives in a frame (its shape, then its values), a gradient as its values alone.
+    const value = !shape ? headerBuffer() : slot.kind === "activation" ? receiver.buffers.take([frameNumel(shape, "float32")]) : receiver.buffers.take(shape);
+    slot.shape = shape ?? undefined;
     const kind = slot.kind === "header" ? HEADER : slot.kind === "activation" ? ACTIVATION : GRADIENT;
     const peer = s.peer;
     slot.work = tagged(slot.kind, slot.mb, slot.boundary, () => irecv(value, peer, receiver.p2p(slot.boundary, kind)));
@@ -165,10 +179,10 @@ export class Inbox {
   }
 
   /**
-   * Posts the stream's receives in order, waiting for headers only until slot `until` is posted. An
-   * activation whose micro-batch had a shape last step is posted at that shape without waiting for
-   * its header; the stream then stops there until the header confirms it (confirm), since a wrong
-   * guess puts one more message in the stream right after it.
+   * Posts the stream's receives in order, waiting for header messages only until slot `until` is
+   * posted. An activation whose micro-batch had a shape last step is posted at that shape; the
+   * stream then stops there until its frame is in and read (confirm), since a wrong guess puts
+   * one more message in the stream right after it.
    */
   private advance(s: Stream, until: Slot | null): void {
     // A slot, not an index: a wrong guess inserts a slot and moves those after it.
@@ -177,22 +191,18 @@ export class Inbox {
       const slot = s.slots[s.cursor]!;
       const before = s.slots[s.cursor - 1];
       if (before?.predicted) {
-        if (!s.slots[s.cursor - 2]!.work!.test() && mayStop()) return;
+        // test(), not isCompleted(): a frame that arrived while this thread computed is only known once its report is taken in.
+        if (!before.work!.test() && mayStop()) return;
         this.confirm(s, before);
         continue;
       }
       if (slot.kind === "header") this.post(s, slot, null);
       else if (slot.kind === "activation") {
-        const header = before!;
-        const predicted = this.receiverOf(slot).receivedShapes.get(slot.mb);
-        // Where there is a prediction the sender has one too and sends a message of that size
-        // first, whatever the header says: post it even when the header is already in.
-        if (predicted) {
-          this.post(s, slot, predicted);
-          slot.predicted = predicted;
+        if (slot.guess) {
+          this.post(s, slot, slot.guess);
+          slot.predicted = true;
         } else {
-          // test(), not isCompleted(): a header that arrived while this thread computed is only
-          // known once its report is taken in, and the activation's receive should go out now.
+          const header = before!;
           if (!header.work!.test() && mayStop()) return;
           this.post(s, slot, this.readHeader(header, slot));
         }

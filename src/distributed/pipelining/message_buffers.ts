@@ -36,7 +36,11 @@ export class MessageBuffers {
   send(t: Tensor, post: (buffer: Tensor) => Work): Work {
     const buffer = this.take(t.shape, t.dtype);
     buffer.copy_(t.detach());
-    const work = post(buffer);
+    return this.sent(post(buffer), buffer);
+  }
+
+  /** A buffer from take() being sent by `work`: it is reused once the send is done (reclaim). */
+  sent(work: Work, buffer: Tensor): Work {
     this.sending.push({ work, buffer });
     return work;
   }

@@ -1,11 +1,11 @@
 import type { Module } from "../../nn/module.js";
-import { zeros } from "../../ops/creation.js";
 import type { Tensor } from "../../tensor/tensor.js";
 import { formatShape } from "../../tensor/shape.js";
 import { checkOptions } from "../../util/options.js";
 import { currentWorld } from "../init.js";
 import { irecv, isend } from "../point_to_point.js";
 import { MessageBuffers } from "./message_buffers.js";
+import { frameBody, frameNumel, MAX_DIMS, writeFrameShape } from "./activation_frame.js";
 import { tagged } from "./trace.js";
 import type { ProcessGroup } from "../process_group.js";
 import type { Work } from "../work.js";
@@ -23,7 +23,6 @@ export interface PipelineStageOptions {
   timeoutMs?: number;
 }
 
-const MAX_DIMS = 8;
 /**
  * Tags of the messages across the boundary after stage s, 4 per boundary. Messages between two
  * ranks arrive in the order they were sent whatever their tags; a receive checks the tag of what
@@ -39,10 +38,12 @@ const SPEC = 3;
  * One stage of a pipeline (torch.distributed.pipelining.PipelineStage): its module, and how its
  * messages cross its two boundaries. Stages sit on the group's ranks in a loop: stage s on group
  * rank s mod (group size), so that a pipeline of v·p stages gives each of p ranks v stages (the
- * interleaved schedule's virtual stages); with p stages, one each. Activations travel with a
- * small header giving their shape (micro-batches may differ in size); gradients need none, since
- * the sender of an activation knows the shape of the gradient that will come back. Receives are
- * posted by the schedule (inbox.ts), which knows every rank's order.
+ * interleaved schedule's virtual stages); with p stages, one each. An activation travels as one
+ * message with its shape in front (activation_frame.ts: micro-batches may differ in size); in a
+ * stage's first step, when the receiver cannot know its size, a header message with the shape goes
+ * first. Gradients need no shape, since the sender of an activation knows the shape of the
+ * gradient that will come back. Receives are posted by the schedule (inbox.ts), which knows every
+ * rank's order.
  */
 export class PipelineStage {
   readonly group: ProcessGroup;
@@ -59,9 +60,10 @@ export class PipelineStage {
   /**
    * The shape of the last activation of each micro-batch sent to the next stage, and received from
    * the previous one. Both ranks of a boundary keep the same record, so that the receiver posts an
-   * activation's receive at the size it had last step, before its header has arrived (inbox.ts):
-   * the transfer then needs no hand-off through the receiver's training thread. A micro-batch
-   * whose shape changed is sent once at the old size (discarded) and again at the new one.
+   * activation's receive at the size it had last step (inbox.ts), and the activation needs no
+   * header message: one transfer, with no hand-off through the receiver's training thread. A
+   * micro-batch whose shape changed is sent once at the old size (a placeholder whose frame gives
+   * the new shape, discarded) and again at the new one.
    */
   private readonly sentShapes = new Map<number, readonly number[]>();
   readonly receivedShapes = new Map<number, readonly number[]>();
@@ -136,24 +138,37 @@ export class PipelineStage {
 
   /** Sends micro-batch `mb`'s output to the next stage; the Works finish when it is handed over. */
   sendActivation(out: Tensor, mb = -1): Work[] {
-    const header = tagged("header", mb, this.stageIndex, () => isend(encodeShape(out.shape), this.nextRank, this.p2p(this.stageIndex, HEADER)));
+    const predicted = this.sentShapes.get(mb);
     if (this.nextExpects) {
       try {
         this.checkBoundary(this.stageIndex, out.shape, this.nextExpects, this.rank, this.nextRank);
       } catch (error) {
-        // The header still goes, so that the next rank reports the same mismatch rather than waiting.
-        header.wait();
+        // The shape still goes, so that the next rank reports the same mismatch rather than waiting.
+        (predicted ? this.sendFrame(out.shape, predicted, null, out.dtype, mb) : this.sendHeader(out.shape, mb)).wait();
         throw error;
       }
     }
-    const works = [header];
-    const post = (b: Tensor) => isend(b, this.nextRank, this.p2p(this.stageIndex, ACTIVATION));
-    const predicted = this.sentShapes.get(mb);
-    // The receiver has posted a receive of the size this micro-batch had last step: fill it.
-    if (predicted && !sameShape(predicted, out.shape)) works.push(this.buffers.send(zeros([...predicted], { dtype: out.dtype }), post));
+    const works: Work[] = [];
+    // Without a record the receiver cannot know the size: the shape goes ahead on its own.
+    if (!predicted) works.push(this.sendHeader(out.shape, mb));
+    // The receiver has posted a receive of the size this micro-batch had last step: fill it with a frame that gives the new shape.
+    else if (!sameShape(predicted, out.shape)) works.push(this.sendFrame(out.shape, predicted, null, out.dtype, mb));
     this.sentShapes.set(mb, [...out.shape]);
-    works.push(tagged("activation", mb, this.stageIndex, () => this.buffers.send(out, post)));
+    works.push(this.sendFrame(out.shape, out.shape, out, out.dtype, mb));
     return works;
+  }
+
+  private sendHeader(shape: readonly number[], mb: number): Work {
+    return tagged("header", mb, this.stageIndex, () => isend(encodeShape(shape), this.nextRank, this.p2p(this.stageIndex, HEADER)));
+  }
+
+  /** A frame announcing `shape`, of the size of `sizeOf`, carrying `values` (none: a placeholder). */
+  private sendFrame(shape: readonly number[], sizeOf: readonly number[], values: Tensor | null, dtype: Tensor["dtype"], mb: number): Work {
+    const frame = this.buffers.take([frameNumel(sizeOf, dtype)], dtype);
+    writeFrameShape(frame, shape);
+    if (values) frameBody(frame, shape).copy_(values.detach());
+    const work = tagged("activation", mb, this.stageIndex, () => isend(frame, this.nextRank, this.p2p(this.stageIndex, ACTIVATION)));
+    return this.buffers.sent(work, frame);
   }
 
   /** Sends the gradient of micro-batch `mb`'s input back to the previous stage. */
