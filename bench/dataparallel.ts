@@ -97,6 +97,8 @@ interface Measured {
   wakeMs: number[];
   /** DataParallel's threads' CPU ms per step spent polling for the other before blocking (part of threadCpuMs). */
   spinMs: number[];
+  /** DataParallel's threads' young-generation collections per step asked for by the allocator. */
+  scavenges: number[];
   /** DataParallel's phase wall times per step (ms): the main thread's, then each worker's. */
   phases: Record<string, number>[];
   /** The pieces DataParallel cut the batch into at the end (its balancer moves samples to the faster thread). */
@@ -198,6 +200,7 @@ async function serve(c: Case, mode: ModeName): Promise<void> {
         runDelayMs: [delayNs / 1e6 / timed, ...(p?.workers.map((w) => w.runDelayMs) ?? [])],
         wakeMs: p ? [p.main.wakeMs, ...p.workers.map((w) => w.wakeMs)] : [],
         spinMs: p ? [p.main.spinMs, ...p.workers.map((w) => w.spinMs)] : [],
+        scavenges: p ? [p.main.scavenges, ...p.workers.map((w) => w.scavenges)] : [],
         phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
         pieces: dp?.pieceSizes(x.shape[0]!) ?? [],
       };
@@ -292,7 +295,7 @@ async function main(): Promise<void> {
     }
     const rate = (m: ModeName) => median(got[m].map((g) => g.rate));
     const cpu = (m: ModeName) => mean(got[m].map((g) => g.cpuMs));
-    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs" | "spinMs") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
+    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs" | "spinMs" | "scavenges") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
     // A DataParallel thread's CPU less its polling (spin.ts), which a busier machine would not have given it: its work.
     const threadCpu = (m: ModeName) => (m === "dp" || m === "dpLoss" ? perThread(m, "threadCpuMs").map((v, i) => v - perThread(m, "spinMs")[i]!) : perThread(m, "threadCpuMs"));
     const spun = (m: ModeName) => perThread(m, "spinMs").reduce((s, v) => s + v, 0);
@@ -315,7 +318,7 @@ async function main(): Promise<void> {
       const spins = perThread(m, "spinMs");
       profiles.push([
         `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running); pieces at the end, per round: ${got[m].map((g) => g.pieces.join("/")).join(", ")}`,
-        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} (+ spin ${spins[i]!.toFixed(2)}), off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)} | wall: ${text(w)}`),
+        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} (+ spin ${spins[i]!.toFixed(2)}), off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)}, the allocator's scavenges ${perThread(m, "scavenges")[i]!.toFixed(2)} | wall: ${text(w)}`),
       ].join("\n"));
     }
   }
