@@ -207,7 +207,6 @@ async function serve(c: Case, mode: ModeName): Promise<void> {
       return measured;
     },
   });
-
 }
 
 /**
