@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 6] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer] [--no-balance] [--spin-ms 2]
+// node --import tsx --conditions=source bench/dataparallel.ts [--threads 2] [--steps 20] [--runs 10] [--warmup 1000] [--rounds 3] [--only mlp|transformer] [--no-peer] [--no-balance] [--spin-ms 2]
 // (--no-balance and --spin-ms: DataParallel's balance and spinMs options, to compare against its defaults)
 // (node's options before the file, V8 flags included, apply to every ringtorch process it starts)
 //
@@ -15,16 +15,19 @@
 // Every mode of either side runs in a fresh process of its own, as a user runs it: timed in one
 // process with the other modes in between, DataParallel's threads cost 1-3 ms more CPU per step than
 // alone (the JIT's code for the main thread, shared by the modes, and the allocator's state were
-// the other modes' too). A round runs each mode once, ringtorch's and PyTorch's processes alternated
-// and the order rotated each round, so that on a shared machine every mode sees the same load.
-import { spawnSync } from "node:child_process";
+// the other modes' too). A round starts ringtorch's four processes side by side, warms them up one
+// after another, then times them in alternated chunks of --steps steps (workers/dp_chunks.ts), so
+// that each DataParallel chunk has a one-thread chunk beside it in time: a round's ratio is the
+// median of those pairs, which the machine's drift between two whole runs (±10% on this VM) does
+// not move. PyTorch's processes run before or after that block, alternately.
 import { fileURLToPath } from "node:url";
-import { performance } from "node:perf_hooks";
+import { constants, performance, PerformanceObserver } from "node:perf_hooks";
 import * as rt from "../src/index.js";
 import { describePeer, findPeer, peerOutput, peerScript, runPeer, type Peer } from "./peer.js";
 import { median, printTable } from "./table.js";
 import { lastThreadRunDelayNs, threadCpuNs } from "../src/nn/data_parallel/profile.js";
 import { TokenCrossEntropy } from "./workers/dp_loss.js";
+import { ChunkedChild, serveChunks } from "./workers/dp_chunks.js";
 
 const { nn, optim } = rt;
 type Tensor = rt.Tensor;
@@ -32,7 +35,7 @@ const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
 const threads = option("--threads", 2);
 const steps = option("--steps", 20);
-const runs = option("--runs", 6);
+const runs = option("--runs", 10);
 const rounds = option("--rounds", 3);
 // Each replica's thread has a JIT of its own. V8 optimizes a function once it has used up a budget
 // of interpreted bytecode a few times over, so a function called a few times a step (a module's
@@ -94,14 +97,33 @@ interface Measured {
   wakeMs: number[];
   /** DataParallel's threads' CPU ms per step spent polling for the other before blocking (part of threadCpuMs). */
   spinMs: number[];
+  /** DataParallel's threads' young-generation collections per step asked for by the allocator. */
+  scavenges: number[];
   /** DataParallel's phase wall times per step (ms): the main thread's, then each worker's. */
   phases: Record<string, number>[];
   /** The pieces DataParallel cut the batch into at the end (its balancer moves samples to the faster thread). */
   pieces: number[];
 }
 
-/** Runs one mode of one case in this process, warm-up then `runs` timings of `steps` steps. */
-async function runHere(c: Case, mode: ModeName): Promise<Measured> {
+/** One chunk of timed steps, as a child answers it. */
+interface Chunk {
+  /** Steps per second over the chunk. */
+  rate: number;
+  /** The main thread's CPU and run delay (off its core), ms per step. */
+  cpuMs: number;
+  offCoreMs: number;
+  /** The main thread's garbage-collection pauses in the chunk, ms per step, and the full collections among them. */
+  gcMs: number;
+  fullGcs: number;
+}
+
+/**
+ * A child: one mode of one case, warmed up and then stepped in chunks on the parent's requests
+ * (dp_chunks.ts): "warm N" runs N steps and starts the counts; "run N" runs one step that is not
+ * timed (the process sat idle while the others ran: its worker thread had gone back to its event
+ * loop) and then times N; "result" gives the counts over the timed steps.
+ */
+async function serve(c: Case, mode: ModeName): Promise<void> {
   rt.manualSeed(0);
   const { model, x, y, lossFn, criterion } = c.make();
   const tuning = { balance: !args.includes("--no-balance"), spinMs: option("--spin-ms", 2) };
@@ -122,45 +144,107 @@ async function runHere(c: Case, mode: ModeName): Promise<Measured> {
       opt.step();
     }
   };
-  stepsOf(warmup);
-  dp?.resetProfile();
-  const rates: number[] = [];
-  const cpu0 = process.cpuUsage();
-  const main0 = threadCpuNs();
-  const delay0 = lastThreadRunDelayNs();
-  for (let r = 0; r < runs; r++) {
-    const t0 = performance.now();
-    stepsOf(steps);
-    rates.push((steps * 1000) / (performance.now() - t0));
-  }
-  const used = process.cpuUsage(cpu0);
-  const n = runs * steps;
-  const mainCpuMs = (threadCpuNs() - main0) / 1e6 / n;
-  const mainDelayMs = (lastThreadRunDelayNs() - delay0) / 1e6 / n;
-  const p = dp?.profile();
-  await dp?.close();
-  return {
-    rate: median(rates),
-    cpuMs: (used.user + used.system) / 1000 / n,
-    threadCpuMs: [mainCpuMs, ...(p?.workers.map((w) => w.cpuMs) ?? [])],
-    runDelayMs: [mainDelayMs, ...(p?.workers.map((w) => w.runDelayMs) ?? [])],
-    wakeMs: p ? [p.main.wakeMs, ...p.workers.map((w) => w.wakeMs)] : [],
-    spinMs: p ? [p.main.spinMs, ...p.workers.map((w) => w.spinMs)] : [],
-    phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
-    pieces: dp?.pieceSizes(x.shape[0]!) ?? [],
-  };
+  // The main thread's collections, by their start on performance.now()'s clock (delivered between requests).
+  const pauses: { start: number; ms: number; full: boolean }[] = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) pauses.push({ start: e.startTime, ms: e.duration, full: ((e as { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR });
+  }).observe({ entryTypes: ["gc"] });
+  let timed = 0, processUs = 0, mainNs = 0, delayNs = 0;
+  /** DataParallel's profile figures summed over the timed steps (per-call figures times calls). */
+  let profiled: unknown = null;
+  const chunks: { t0: number; t1: number; n: number; chunk: Chunk }[] = [];
+  await serveChunks({
+    warm: (n) => {
+      stepsOf(n);
+      dp?.resetProfile();
+      return null;
+    },
+    run: (n) => {
+      stepsOf(1);
+      const p0 = dp?.profile();
+      const cpu0 = process.cpuUsage();
+      const main0 = threadCpuNs();
+      const delay0 = lastThreadRunDelayNs();
+      const t0 = performance.now();
+      stepsOf(n);
+      const t1 = performance.now();
+      const main = threadCpuNs() - main0;
+      const delay = lastThreadRunDelayNs() - delay0;
+      const used = process.cpuUsage(cpu0);
+      // The profile over the timed steps only: the step before them took this process's idle time between chunks.
+      if (dp) profiled = addScaled(addScaled(profiled, dp.profile(), 1), p0!, -1);
+      timed += n;
+      processUs += used.user + used.system;
+      mainNs += main;
+      delayNs += delay;
+      chunks.push({ t0, t1, n, chunk: { rate: (n * 1000) / (t1 - t0), cpuMs: main / 1e6 / n, offCoreMs: delay / 1e6 / n, gcMs: 0, fullGcs: 0 } });
+      return null;
+    },
+    chunks: async () => {
+      // The collections' entries come in on the event loop: give it a turn before reading them.
+      await new Promise((resolve) => setImmediate(resolve));
+      for (const k of chunks) {
+        const inside = pauses.filter((e) => e.start >= k.t0 && e.start < k.t1);
+        k.chunk.gcMs = inside.reduce((sum, e) => sum + e.ms, 0) / k.n;
+        k.chunk.fullGcs = inside.filter((e) => e.full).length;
+      }
+      return chunks.map((k) => k.chunk);
+    },
+    result: async () => {
+      const p = dp ? (addScaled(null, profiled, 1 / timed) as rt.nn.DataParallelProfile) : undefined;
+      await dp?.close();
+      const measured: Measured = {
+        rate: median(chunks.map((k) => k.chunk.rate)),
+        cpuMs: processUs / 1000 / timed,
+        threadCpuMs: [mainNs / 1e6 / timed, ...(p?.workers.map((w) => w.cpuMs) ?? [])],
+        runDelayMs: [delayNs / 1e6 / timed, ...(p?.workers.map((w) => w.runDelayMs) ?? [])],
+        wakeMs: p ? [p.main.wakeMs, ...p.workers.map((w) => w.wakeMs)] : [],
+        spinMs: p ? [p.main.spinMs, ...p.workers.map((w) => w.spinMs)] : [],
+        scavenges: p ? [p.main.scavenges, ...p.workers.map((w) => w.scavenges)] : [],
+        phases: p ? [p.main.wallMs, ...p.workers.map((w) => w.wallMs)] : [],
+        pieces: dp?.pieceSizes(x.shape[0]!) ?? [],
+      };
+      return measured;
+    },
+  });
 }
 
-/** ringtorch's figures for one mode, from a fresh process. */
-function ours(c: Case, mode: ModeName): Measured {
+/**
+ * `sum` plus `k` times `p`'s per-call figures multiplied by its calls, field by field (p's shape; a
+ * null sum counts as zeros). With k = 1 / calls on a sum, per-call figures again.
+ */
+function addScaled(sum: unknown, p: unknown, k: number, calls = (p as { calls?: number }).calls ?? 1): unknown {
+  if (typeof p === "number") return ((sum as number | null) ?? 0) + k * p * calls;
+  if (Array.isArray(p)) return p.map((v, i) => addScaled((sum as unknown[] | null)?.[i] ?? null, v, k, calls));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(p as Record<string, unknown>)) out[key] = key === "calls" ? 1 : addScaled((sum as Record<string, unknown> | null)?.[key] ?? null, v, k, calls);
+  return out;
+}
+
+/** A round of ringtorch's modes: each in a fresh process of its own, warmed up one after another, then timed in alternated chunks. */
+async function oursRound(c: Case, order: readonly ModeName[]): Promise<{ measured: Record<ModeName, Measured>; chunks: Record<ModeName, Chunk[]> }> {
   const passed = args.filter((a, i) => !["--only", "--mode", "--no-peer"].includes(a) && !["--only", "--mode"].includes(args[i - 1]!));
   // The parent's own node options (--import tsx, and any V8 flag given to it) go to every child.
-  const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...passed, "--only", c.name, "--mode", mode], {
-    encoding: "utf8", timeout: TIMEOUT_MS, maxBuffer: 64 << 20,
-  });
-  const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("RESULT "));
-  if (r.status !== 0 || !line) throw new Error(`bench/dataparallel.ts: the ${c.name} ${mode} process failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || "").trim().split("\n").slice(-3).join(" / ")}`);
-  return JSON.parse(line.slice(7)) as Measured;
+  const kids = Object.fromEntries(order.map((m) => [m, new ChunkedChild(`${c.name} ${m}`, process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...passed, "--only", c.name, "--mode", m], TIMEOUT_MS)])) as Record<ModeName, ChunkedChild>;
+  try {
+    for (const m of order) await kids[m].ask(`warm ${warmup}`);
+    for (let k = 0; k < runs; k++) for (const m of order) await kids[m].ask(`run ${steps}`);
+    const chunks = {} as Record<ModeName, Chunk[]>;
+    const measured = {} as Record<ModeName, Measured>;
+    for (const m of order) {
+      chunks[m] = JSON.parse(await kids[m].ask("chunks")) as Chunk[];
+      measured[m] = JSON.parse(await kids[m].ask("result")) as Measured;
+    }
+    return { measured, chunks };
+  } finally {
+    for (const m of order) kids[m].close();
+  }
+}
+
+/** The median over chunk pairs of a mode's rate over one thread's in the chunk next to it in time. */
+function pairedRatio(mine: readonly Chunk[], base: readonly Chunk[]): { median: number; min: number; max: number } {
+  const r = mine.map((k, i) => k.rate / base[i]!.rate);
+  return { median: median(r), min: Math.min(...r), max: Math.max(...r) };
 }
 
 /** PyTorch's steps/s for one case at `n` intra-op threads, from a fresh process. */
@@ -178,26 +262,39 @@ const mean = (v: readonly number[]) => v.reduce((s, x) => s + x, 0) / v.length;
 async function main(): Promise<void> {
   const peer = args.includes("--no-peer") ? "skipped (--no-peer)" : findPeer();
   console.log(describePeer(peer, threads));
-  console.log(`each mode in a fresh process: ${warmup} steps of warm-up, then the median of ${runs} timings of ${steps} steps; ${rounds} rounds, the order rotated each round`);
+  console.log(`each round: each mode in a fresh process, ${warmup} steps of warm-up one process after another, then ${runs} timings of ${steps} steps each, alternated between the processes (the order rotated each round); PyTorch's processes before or after; ${rounds} rounds`);
   const rateRows: (string | number)[][] = [];
   const cpuRows: (string | number)[][] = [];
   const profiles: string[] = [];
   for (const c of cases.filter((k) => only === null || k.name === only)) {
     const got: Record<ModeName, Measured[]> = { one: [], intra: [], dp: [], dpLoss: [] };
     const torch: { one: number[]; intra: number[] } = { one: [], intra: [] };
-    const jobs: (() => void)[] = [
-      ...MODES.map((m) => () => void got[m].push(ours(c, m))),
-      ...(typeof peer === "string" ? [] : [() => void torch.one.push(theirs(peer, c, 1)), () => void torch.intra.push(theirs(peer, c, threads))]),
-    ];
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < jobs.length; k++) jobs[(k + r) % jobs.length]!();
-      // Each round's wall ratios: its modes saw the same load.
-      const last = (m: ModeName) => got[m][r]!.rate;
-      console.log(`  ${c.name} round ${r + 1}: steps/s one ${last("one").toFixed(1)}, intra ${(last("intra") / last("one")).toFixed(2)}x, DP ${(last("dp") / last("one")).toFixed(2)}x, DP loss in replicas ${(last("dpLoss") / last("one")).toFixed(2)}x; DP threads' CPU ${got.dp[r]!.threadCpuMs.map((v, i) => (v - got.dp[r]!.spinMs[i]!).toFixed(2)).join(" / ")} ms (less polling) against one thread's ${got.one[r]!.threadCpuMs[0]!.toFixed(2)}${torch.one.length ? `; torch 1 thread ${torch.one[r]!.toFixed(1)}, intra ${(torch.intra[r]! / torch.one[r]!).toFixed(2)}x` : ""}`);
+      const order = MODES.map((_, k) => MODES[(k + r) % MODES.length]!);
+      const torchRound = () => {
+        if (typeof peer === "string") return;
+        torch.one.push(theirs(peer, c, 1));
+        torch.intra.push(theirs(peer, c, threads));
+      };
+      // PyTorch's two processes before ringtorch's block in odd rounds, after it in even ones.
+      if (r % 2 === 1) torchRound();
+      const { measured, chunks } = await oursRound(c, order);
+      if (r % 2 === 0) torchRound();
+      for (const m of MODES) got[m].push(measured[m]);
+      // Each round's wall ratios: chunk by chunk against the one-thread chunk beside it in time.
+      const paired = (m: ModeName) => {
+        const q = pairedRatio(chunks[m], chunks.one);
+        return `${q.median.toFixed(2)}x (${q.min.toFixed(2)}-${q.max.toFixed(2)})`;
+      };
+      const dpCpu = got.dp[r]!.threadCpuMs.map((v, i) => (v - got.dp[r]!.spinMs[i]!).toFixed(2)).join(" / ");
+      const gc = (m: ModeName) => `${mean(chunks[m].map((k) => k.gcMs)).toFixed(2)} ms, ${chunks[m].reduce((s2, k) => s2 + k.fullGcs, 0)} full`;
+      const offCore = (m: ModeName) => mean(chunks[m].map((k) => k.offCoreMs)).toFixed(2);
+      console.log(`  ${c.name} round ${r + 1}: steps/s one ${got.one[r]!.rate.toFixed(1)}; paired with one thread's chunks, median (min-max): intra ${paired("intra")}, DP ${paired("dp")}, DP loss in replicas ${paired("dpLoss")}${torch.one.length ? `; torch 1 thread ${torch.one[r]!.toFixed(1)}, intra ${(torch.intra[r]! / torch.one[r]!).toFixed(2)}x` : ""}`);
+      console.log(`    thread CPU ms per step: one ${got.one[r]!.threadCpuMs[0]!.toFixed(2)}, DP ${dpCpu} (less polling), DP loss ${got.dpLoss[r]!.threadCpuMs.map((v, i) => (v - got.dpLoss[r]!.spinMs[i]!).toFixed(2)).join(" / ")}; main thread's GC pauses per step: one ${gc("one")}, DP ${gc("dp")}, DP loss ${gc("dpLoss")}; main off its core per step: one ${offCore("one")}, DP ${offCore("dp")}, DP loss ${offCore("dpLoss")}`);
     }
     const rate = (m: ModeName) => median(got[m].map((g) => g.rate));
     const cpu = (m: ModeName) => mean(got[m].map((g) => g.cpuMs));
-    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs" | "spinMs") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
+    const perThread = (m: ModeName, key: "threadCpuMs" | "runDelayMs" | "wakeMs" | "spinMs" | "scavenges") => got[m][0]![key].map((_, i) => mean(got[m].map((g) => g[key][i]!)));
     // A DataParallel thread's CPU less its polling (spin.ts), which a busier machine would not have given it: its work.
     const threadCpu = (m: ModeName) => (m === "dp" || m === "dpLoss" ? perThread(m, "threadCpuMs").map((v, i) => v - perThread(m, "spinMs")[i]!) : perThread(m, "threadCpuMs"));
     const spun = (m: ModeName) => perThread(m, "spinMs").reduce((s, v) => s + v, 0);
@@ -220,7 +317,7 @@ async function main(): Promise<void> {
       const spins = perThread(m, "spinMs");
       profiles.push([
         `${c.name}, ${label}: DataParallel, ms per step (mean over the rounds; off-core: runnable, waiting for a core; wake: from the other thread's signal to running); pieces at the end, per round: ${got[m].map((g) => g.pieces.join("/")).join(", ")}`,
-        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} (+ spin ${spins[i]!.toFixed(2)}), off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)} | wall: ${text(w)}`),
+        ...phases.map((w, i) => `  ${(i === 0 ? "main thread" : `worker ${i}`).padEnd(12)}  cpu ${cpus[i]!.toFixed(2)} (+ spin ${spins[i]!.toFixed(2)}), off-core ${delays[i]!.toFixed(2)}, wake ${wakes[i]!.toFixed(2)}, the allocator's scavenges ${perThread(m, "scavenges")[i]!.toFixed(2)} | wall: ${text(w)}`),
       ].join("\n"));
     }
   }
@@ -247,7 +344,7 @@ const modeArg = args.includes("--mode") ? args[args.indexOf("--mode") + 1] : nul
 if (modeArg !== null) {
   // A child: one mode of one case.
   if (!(MODES as readonly string[]).includes(modeArg) || only === null) throw new RangeError(`--mode: expected one of ${MODES.join(", ")} with --only, got ${modeArg}`);
-  console.log(`RESULT ${JSON.stringify(await runHere(cases.find((c) => c.name === only)!, modeArg as ModeName))}`);
+  await serve(cases.find((c) => c.name === only)!, modeArg as ModeName);
 } else {
   await main();
 }

@@ -220,7 +220,7 @@ describe("nn.DataParallel on worker threads", () => {
     assert.ok(p.workers[0]!.wallMs.forward > 0 && p.workers[0]!.wallMs.backward > 0);
     assert.ok(p.main.wallMs.forward > 0);
     for (const t of [p.main, p.workers[0]!]) {
-      for (const v of [...Object.values(t.wallMs), t.cpuMs, t.runDelayMs, t.wakeMs, t.spinMs]) assert.ok(Number.isFinite(v) && v >= 0, JSON.stringify(t));
+      for (const v of [...Object.values(t.wallMs), t.cpuMs, t.runDelayMs, t.wakeMs, t.spinMs, t.scavenges]) assert.ok(Number.isFinite(v) && v >= 0, JSON.stringify(t));
     }
   });
 

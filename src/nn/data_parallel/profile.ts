@@ -1,5 +1,6 @@
 import { openSync, readSync } from "node:fs";
 import { accountSpinWith, spunNs } from "./spin.js";
+import { memoryPool } from "../../tensor/storage.js";
 
 /**
  * Where DataParallel's time goes (its `profile` option): the wall time of each phase of a call, per
@@ -45,6 +46,12 @@ export interface ThreadProfile<P extends string> {
   wakeMs: number;
   /** Milliseconds per call this thread polled for the other before blocking (spin.ts): CPU time that is not work, part of cpuMs. */
   spinMs: number;
+  /**
+   * Young-generation collections per call that the arena asked for on this thread (tensor/arena.ts:
+   * wherever an allocation found its budget spent), whose pause the other thread waits through at
+   * the next hand-off.
+   */
+  scavenges: number;
 }
 export interface DataParallelProfile {
   /** Forward calls measured. */
@@ -96,10 +103,10 @@ export function monotonicNs(): number {
 }
 
 /** Slots of a clock's shared totals after its phases: what it accumulates, then two time stamps. */
-const CPU = 0, RUN_DELAY = 1, WAKE = 2, SPIN = 3, ACCUMULATED = 4;
+const CPU = 0, RUN_DELAY = 1, WAKE = 2, SPIN = 3, SCAVENGES = 4, ACCUMULATED = 5;
 /** The time stamps (monotonicNs) of the last signal each side sent: the worker's answer, the main thread's request. */
-export const ANSWERED_AT = 4, REQUESTED_AT = 5;
-const SLOTS = 6;
+export const ANSWERED_AT = 5, REQUESTED_AT = 6;
+const SLOTS = 7;
 
 /**
  * Accumulates wall ns per phase, this thread's CPU and run delay ns, and its wake-up latencies, into
@@ -116,11 +123,11 @@ export class PhaseClock {
    * (data_parallel.ts's forward, scatterRun, startBackward, collectGradients) once, some hundred
    * steps in.
    */
-  private readonly marks = new Float64Array(4);
+  private readonly marks = new Float64Array(5);
   /** Where the accumulated slots start (after the phases). */
   private readonly base: number;
 
-  /** totals: one slot per phase, then CPU, run delay, wake, spin, and the two time stamps. */
+  /** totals: one slot per phase, then CPU, run delay, wake, spin, scavenges, and the two time stamps. */
   constructor(readonly totals: Float64Array) {
     this.base = totals.length - SLOTS;
     this.marks[1] = threadCpuNs();
@@ -130,6 +137,7 @@ export class PhaseClock {
       return lastRunDelayNs / 1e6;
     });
     this.marks[3] = spunNs();
+    this.marks[4] = scavengesHere();
   }
 
   static create(phases: number): PhaseClock {
@@ -159,6 +167,9 @@ export class PhaseClock {
     const spin = spunNs();
     this.totals[this.base + SPIN] += spin - this.marks[3]!;
     this.marks[3] = spin;
+    const scavenges = scavengesHere();
+    this.totals[this.base + SCAVENGES] += scavenges - this.marks[4]!;
+    this.marks[4] = scavenges;
   }
 
   /** Records now as the time of a signal, in slot `at` (ANSWERED_AT or REQUESTED_AT) of `totals`. */
@@ -196,5 +207,11 @@ export function readProfile<P extends string>(names: readonly P[], totals: Float
     runDelayMs: totals[base + RUN_DELAY]! / per,
     wakeMs: totals[base + WAKE]! / per,
     spinMs: totals[base + SPIN]! / per,
+    scavenges: totals[base + SCAVENGES]! / Math.max(calls, 1),
   };
+}
+
+/** The young-generation collections the arena has asked for on this thread (0 without the arena). */
+function scavengesHere(): number {
+  return memoryPool.stats()?.collections ?? 0;
 }
