@@ -74,9 +74,15 @@ try {
   const count = shared.length > 1 ? Math.min(concurrency, shared.length) : 0;
   for (let g = 0; g < count; g++) groups.push(writeGroup(groupDir, g, shared.filter((_, i) => i % count === g)));
   const entries = count > 0 ? [...groups, ...alone] : files;
+  // RINGTORCH_TEST_TIMES=<file> also writes each file's wall and CPU time there, one JSON line a
+  // file (scripts/test-times.js): to see where the suite's minutes go.
+  const times = process.env.RINGTORCH_TEST_TIMES;
+  const reporters = times
+    ? ["--test-reporter=spec", "--test-reporter-destination=stdout", `--test-reporter=${pathToFileURL(resolve("scripts/test-times.js")).href}`, `--test-reporter-destination=${times}`]
+    : ["--test-reporter=spec"];
   const result = spawnSync(
     process.execPath,
-    ["--import", "tsx", "--conditions=source", "--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...entries],
+    ["--import", "tsx", "--conditions=source", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...entries],
     { stdio: "inherit", env: { ...process.env, RINGTORCH_QUIET: process.env.RINGTORCH_QUIET ?? "1" } },
   );
   status = result.status ?? 1;
