@@ -19,10 +19,25 @@ import type { Work } from "../work.js";
 export class MessageBuffers {
   private readonly free = new Map<string, Tensor[]>();
   private readonly sending: { work: Work; buffer: Tensor }[] = [];
+  private readonly made: Tensor[] = [];
 
   /** A buffer of this shape and dtype for a receive; give it back with release() once read. */
   take(shape: readonly number[], dtype: DType = "float32"): Tensor {
-    return this.free.get(keyOf(shape, dtype))?.pop() ?? empty(shape, { dtype });
+    const reused = this.free.get(keyOf(shape, dtype))?.pop();
+    if (reused) return reused;
+    const fresh = empty(shape, { dtype });
+    this.made.push(fresh);
+    return fresh;
+  }
+
+  /**
+   * Every buffer made so far, oldest first (all of them are kept for the stage's life anyway). How
+   * many are in flight at once, and so how many a step makes, depends on how far ahead the receives
+   * could be posted, which timing decides: a memory reading that must see no message or activation
+   * left behind counts the buffers a step made apart (test/distributed/pipeline_memory.test.ts).
+   */
+  madeSoFar(): readonly Tensor[] {
+    return this.made;
   }
 
   release(buffer: Tensor): void {
