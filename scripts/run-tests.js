@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
+import { compileTestHelpers, removeCompiled, staleDist } from "./test-children.js";
 
 function findTests(dir) {
   const out = [];
@@ -66,8 +67,22 @@ const isolate = process.env.RINGTORCH_TEST_ISOLATE === "1";
 const shared = isolate ? [] : files.filter((f) => !needsOwnProcess(f));
 const alone = files.filter((f) => !shared.includes(f));
 const groupDir = mkdtempSync(join(tmpdir(), "ringtorch-tests-"));
+// The processes the tests start run the test/ helpers compiled against dist/ when dist/ is up to
+// date with src/ (scripts/test-children.js); RINGTORCH_TEST_FROM_SOURCE=1 keeps them on tsx.
+const childEnv = {};
+// Ctrl-C reaches the test processes too: the runner waits for them to end and then cleans up.
+process.on("SIGINT", () => {});
+let compiled = [];
 let status = 1;
 try {
+  const stale = process.env.RINGTORCH_TEST_FROM_SOURCE === "1" ? "RINGTORCH_TEST_FROM_SOURCE=1" : staleDist(process.cwd());
+  if (stale === null) {
+    const runId = `${process.pid}${Date.now().toString(36)}`;
+    compiled = await compileTestHelpers(process.cwd(), runId);
+    childEnv.RINGTORCH_TEST_CHILD_JS = runId;
+  } else {
+    console.error(`run-tests: the tests' child processes load the sources through tsx (${stale}; \`npm run build\` makes them start faster)`);
+  }
   // As many groups as files run at once, dealt round-robin so each mixes the folders; they go
   // first, so that the long multi-process files fill the slots after them.
   const groups = [];
@@ -83,10 +98,11 @@ try {
   const result = spawnSync(
     process.execPath,
     ["--import", "tsx", "--conditions=source", "--test", `--test-concurrency=${concurrency}`, ...reporters, ...entries],
-    { stdio: "inherit", env: { ...process.env, RINGTORCH_QUIET: process.env.RINGTORCH_QUIET ?? "1" } },
+    { stdio: "inherit", env: { ...process.env, RINGTORCH_QUIET: process.env.RINGTORCH_QUIET ?? "1", ...childEnv } },
   );
   status = result.status ?? 1;
 } finally {
   rmSync(groupDir, { recursive: true, force: true });
+  removeCompiled(compiled);
 }
 process.exit(status);

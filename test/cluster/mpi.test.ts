@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { nodeScriptArgs } from "../child_node.js";
 import { leftoverSegments } from "../distributed/harness.js";
 import { checkCollectiveReports, checkDeathReported, type TaskOutput } from "./outputs.js";
 import { processesWith, waitFor } from "./slurm_cluster.js";
@@ -15,7 +16,8 @@ import { singleCpuBindingWarning } from "../../src/distributed/mpi/binding.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-const WORKER = (name: string) => join(ROOT, name);
+/** A rank's command after `node`: the script compiled against dist/ when the test runner made it so (child_node.ts). */
+const WORKER = (name: string) => nodeScriptArgs(join(ROOT, name), ["--import", TSX, "--conditions=source"]);
 const MPIRUN = ["--allow-run-as-root", "--oversubscribe", "--tag-output"];
 const missing = spawnSync("sh", ["-c", "command -v mpirun"]).status === 0 ? false : "mpirun is not installed (Debian: apt-get install openmpi-bin)";
 
@@ -39,7 +41,7 @@ function mpiEnv(extra: Record<string, string> = {}): { env: NodeJS.ProcessEnv; m
 
 function mpirun(n: number, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT, options: string[] = []): Promise<{ code: number | null; output: string; tasks: TaskOutput[] }> {
   return new Promise((resolve) => {
-    execFile("mpirun", [...MPIRUN, ...options, "-np", String(n), process.execPath, "--import", TSX, "--conditions=source", ...args], { env, cwd, timeout: 240_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+    execFile("mpirun", [...MPIRUN, ...options, "-np", String(n), process.execPath, ...args], { env, cwd, timeout: 240_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
       const output = stdout + stderr;
       resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, output, tasks: untag(output, n) });
     });
@@ -50,12 +52,12 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
   // One odd world size: what this checks is the ranks taken from Open MPI's variables; the
   // transports' collectives are covered at 1 to 4 ranks in test/distributed.
   it("mpirun -np 3: every collective matches its reference on every rank", async () => {
-    const job = await mpirun(3, [WORKER("test/distributed/workers/collectives.ts")], mpiEnv({ CASE_GRID: "small" }).env);
+    const job = await mpirun(3, WORKER("test/distributed/workers/collectives.ts"), mpiEnv({ CASE_GRID: "small" }).env);
     checkCollectiveReports(job.code, job.tasks, 3, job.output);
   });
 
   it("mpirun -np 3: DDP takes the same steps as one process on the whole batch", async () => {
-    const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], mpiEnv().env);
+    const job = await mpirun(3, WORKER("test/parallel/workers/ddp_equivalence.ts"), mpiEnv().env);
     checkDdpEquivalence(job);
   });
 
@@ -63,14 +65,14 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
     // orte_abort_on_non_zero_status=0 lets the others end on their own instead of being killed
     // by mpirun's abort, which would race with what they print.
     const { env, marker } = mpiEnv({ DIE_BY: "exit" });
-    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    const job = await mpirun(3, WORKER("test/cluster/workers/dies.ts"), env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
     checkDeathReported(job.tasks, 1, job.output);
     assert.deepEqual(processesWith(marker), []);
   });
 
   it("a rank killed by a signal: mpirun fails the job and leaves no process or shared memory behind", async () => {
     const { env, marker } = mpiEnv();
-    const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env);
+    const job = await mpirun(3, WORKER("test/cluster/workers/dies.ts"), env);
     assert.notEqual(job.code, 0, job.output);
     const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
     assert.deepEqual(processesWith(marker), []);
@@ -79,7 +81,7 @@ describe("mpirun -np N node script.ts: ranks from Open MPI's variables, ringtorc
 
   it("interrupting mpirun ends every rank", async () => {
     const { env, marker } = mpiEnv();
-    const child = spawn("mpirun", [...MPIRUN, "-np", "3", process.execPath, "--import", TSX, "--conditions=source", WORKER("test/cluster/workers/loop.ts")], { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("mpirun", [...MPIRUN, "-np", "3", process.execPath, ...WORKER("test/cluster/workers/loop.ts")], { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
@@ -130,7 +132,7 @@ describe("the mpi backend's shared-memory all-reduce when one rank's side cannot
   const run = (mode: string) =>
     new Promise<{ code: number | null; output: string; tasks: TaskOutput[] }>((resolve) => {
       const { env } = mpiEnv({ RINGTORCH_TEST_BACKEND: "mpi", RINGTORCH_MPI_ALLREDUCE: mode, RINGTORCH_QUIET: "0" });
-      const rank = [process.execPath, "--import", TSX, "--conditions=source", WORKER("test/cluster/workers/mpi_fallback.ts")];
+      const rank = [process.execPath, ...WORKER("test/cluster/workers/mpi_fallback.ts")];
       const args = [...MPIRUN, "--mca", "orte_abort_on_non_zero_status", "0", "-np", "1", ...rank, ":", "-np", "1", "-x", "RINGTORCH_SHM_SLOTS=1", ...rank];
       execFile("mpirun", args, { env, cwd: ROOT, timeout: 240_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
         const output = stdout + stderr;
@@ -164,7 +166,7 @@ for (const mode of ["mpi", "auto"] as const) {
     // both modes): each launch costs every rank a Node start-up, and the cases are the same.
     for (const n of mode === "mpi" ? [2] : [3]) {
       it(`mpirun -np ${n}: the default backend's collective cases (every op and dtype, odd sizes, point-to-point, subgroups) match their reference`, async () => {
-        const job = await mpirun(n, [WORKER("test/distributed/workers/collectives.ts")], onMpi({ CASE_GRID: "small" }).env);
+        const job = await mpirun(n, WORKER("test/distributed/workers/collectives.ts"), onMpi({ CASE_GRID: "small" }).env);
         checkCollectiveReports(job.code, job.tasks, n, job.output);
         for (const t of job.tasks) assert.match(t.stdout, /"transports":\["(self|mpi)"(,"(self|mpi)")*\]/);
         assert.doesNotMatch(job.output, /"shm"|"tcp"/, "the mpi backend reported ringtorch's transports");
@@ -172,7 +174,7 @@ for (const mode of ["mpi", "auto"] as const) {
     }
 
     it("mpirun -np 3: DDP on the mpi backend takes the same steps as one process on the whole batch", async () => {
-      const job = await mpirun(3, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onMpi().env);
+      const job = await mpirun(3, WORKER("test/parallel/workers/ddp_equivalence.ts"), onMpi().env);
       checkDdpEquivalence(job);
     });
 
@@ -180,7 +182,7 @@ for (const mode of ["mpi", "auto"] as const) {
       // MPI itself never notices a dead peer on shared memory; the mpi backend watches the pids of
       // the ranks on its host while it waits (and ringtorch's transport, its peers).
       const { env, marker } = onMpi({ DIE_BY: "exit" });
-      const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+      const job = await mpirun(3, WORKER("test/cluster/workers/dies.ts"), env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
       checkDeathReported(job.tasks, 1, job.output);
       assert.deepEqual(processesWith(marker), []);
       const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
@@ -189,7 +191,7 @@ for (const mode of ["mpi", "auto"] as const) {
 
     it("a rank killed by a signal inside a collective: mpirun fails the job and no process or shared memory is left", async () => {
       const { env, marker } = onMpi();
-      const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env);
+      const job = await mpirun(3, WORKER("test/cluster/workers/dies.ts"), env);
       assert.notEqual(job.code, 0, job.output);
       assert.deepEqual(processesWith(marker), []);
       const pids = job.tasks.map((t) => Number(/READY \d+ (\d+)/.exec(t.stdout)?.[1] ?? -1));
@@ -198,7 +200,7 @@ for (const mode of ["mpi", "auto"] as const) {
 
     it("a rank that never calls the collective: the others fail past their timeout with ringtorch's error, and no process is left", async () => {
       const { env, marker } = onMpi({ DIE_BY: "stall" });
-      const job = await mpirun(3, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+      const job = await mpirun(3, WORKER("test/cluster/workers/dies.ts"), env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
       // The first to time out ends; the other may see that exit before its own timeout.
       const timedOut = (rank: number) =>
         mode === "mpi"
@@ -235,41 +237,41 @@ describe("the mpi backend's hierarchical all-reduce across (fake) hosts", { skip
   };
 
   it("mpirun -np 4 as 2 hosts × 2: the default backend's collective cases (every op and dtype, odd sizes, progress while the main thread is busy) match their reference", async () => {
-    const job = await mpirun(4, [WORKER("test/distributed/workers/collectives.ts")], onHosts("2,2", { CASE_GRID: "small" }).env);
+    const job = await mpirun(4, WORKER("test/distributed/workers/collectives.ts"), onHosts("2,2", { CASE_GRID: "small" }).env);
     checkCollectiveReports(job.code, job.tasks, 4, job.output);
   });
 
   it("mpirun -np 4 as 2 hosts × 2: float16, sizes around the ranks per host, all-reduces in flight beside other MPI operations", async () => {
-    const job = await mpirun(4, [WORKER("test/cluster/workers/mpi_hier.ts")], onHosts("2,2").env);
+    const job = await mpirun(4, WORKER("test/cluster/workers/mpi_hier.ts"), onHosts("2,2").env);
     checkHier(job, 4);
   });
 
   it("mpirun -np 6 as 3 hosts × 2: the same cases", async () => {
-    const job = await mpirun(6, [WORKER("test/cluster/workers/mpi_hier.ts")], onHosts("2,2,2").env);
+    const job = await mpirun(6, WORKER("test/cluster/workers/mpi_hier.ts"), onHosts("2,2,2").env);
     checkHier(job, 6);
   });
 
   it("mpirun -np 3 as hosts of 2 and 1: falls back to MPI_Allreduce (rank 0 says why) and the results are right", async () => {
-    const job = await mpirun(3, [WORKER("test/cluster/workers/mpi_hier.ts")], onHosts("2,1", { RINGTORCH_QUIET: "0" }).env);
+    const job = await mpirun(3, WORKER("test/cluster/workers/mpi_hier.ts"), onHosts("2,1", { RINGTORCH_QUIET: "0" }).env);
     checkHier(job, 3);
     assert.match(job.tasks[0]!.stderr, /all-reduces on MPI_Allreduce across all ranks: the hierarchical all-reduce needs equally many ranks on every host, but the hosts run 2, 1/, job.output);
   });
 
   it("RINGTORCH_MPI_ALLREDUCE=hier on one host: every rank fails init saying why", async () => {
     const { env } = mpiEnv({ RINGTORCH_MPI_ALLREDUCE: "hier" });
-    const job = await mpirun(2, [WORKER("test/cluster/workers/mpi_fallback.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    const job = await mpirun(2, WORKER("test/cluster/workers/mpi_fallback.ts"), env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
     assert.doesNotMatch(job.output, /RESULT/, job.output);
     for (const t of job.tasks) assert.match(t.stderr, /RINGTORCH_MPI_ALLREDUCE=hier needs ranks on several hosts, but every rank is on one/, job.output);
   });
 
   it("mpirun -np 4 as 2 hosts × 2: DDP takes the same steps as one process on the whole batch", async () => {
-    const job = await mpirun(4, [WORKER("test/parallel/workers/ddp_equivalence.ts")], onHosts("2,2").env);
+    const job = await mpirun(4, WORKER("test/parallel/workers/ddp_equivalence.ts"), onHosts("2,2").env);
     checkDdpEquivalence(job);
   });
 
   it("a rank that exits inside the all-reduce: every other rank, on its host or across, ends with ringtorch's error naming it", async () => {
     const { env, marker } = onHosts("2,2", { DIE_BY: "exit" });
-    const job = await mpirun(4, [WORKER("test/cluster/workers/dies.ts")], env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
+    const job = await mpirun(4, WORKER("test/cluster/workers/dies.ts"), env, ROOT, ["--mca", "orte_abort_on_non_zero_status", "0"]);
     const pid = /READY \d+ (\d+)/.exec(job.tasks[1]!.stdout)?.[1];
     assert.ok(pid, job.output);
     // Rank 0 shares rank 1's host (it fails in the reduce-scatter); rank 3 waits on it between

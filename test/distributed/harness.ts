@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { nodeScriptArgs } from "../child_node.js";
 
 export interface RankResult {
   rank: number;
@@ -49,7 +50,7 @@ export async function launch(opts: LaunchOptions): Promise<RankResult[]> {
       ...opts.env,
       ...opts.rankEnv?.(rank),
     };
-    const argv = [...(opts.prefix?.(rank) ?? []), process.execPath, "--import", "tsx", script];
+    const argv = [...(opts.prefix?.(rank) ?? []), process.execPath, ...nodeScriptArgs(script, ["--import", "tsx"])];
     const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";

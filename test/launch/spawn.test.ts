@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawn as spawnProcess } from "node:child_process";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { nodeScriptArgs } from "../child_node.js";
 import { eventually, isLive, liveInGroups, repoRoot } from "./helpers.js";
 
 const fixture = join(repoRoot, "test/launch/fixtures/spawner.ts");
@@ -9,7 +10,7 @@ const fixture = join(repoRoot, "test/launch/fixtures/spawner.ts");
 function start(args: string[]) {
   const base = { ...process.env };
   for (const key of ["RINGTORCH_STORE_TOKEN", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"]) delete base[key];
-  const child = spawnProcess(process.execPath, ["--import", "tsx", "--conditions=source", fixture, ...args], { cwd: repoRoot, env: base, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawnProcess(process.execPath, [...nodeScriptArgs(fixture), ...args], { cwd: repoRoot, env: base, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

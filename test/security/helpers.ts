@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { nodeScriptArgs } from "../child_node.js";
 
 export const FIXTURES = fileURLToPath(new URL("./fixtures/", import.meta.url));
 export const WORKERS = fileURLToPath(new URL("./workers/", import.meta.url));
@@ -138,7 +139,7 @@ export function listeningPorts(pid: number): number[] {
 /** Starts ranks `ranks` of a `world`-rank job running `script` (in workers/), with the torchrun variables. */
 export function startRanks(world: number, ranks: number[], script: string, port: number, token: string, env: Record<string, string> = {}): Proc[] {
   return ranks.map((rank) =>
-    Proc.start([process.execPath, "--import", "tsx", `${WORKERS}${script}`], {
+    Proc.start([process.execPath, ...nodeScriptArgs(`${WORKERS}${script}`, ["--import", "tsx"])], {
       ...process.env,
       MASTER_ADDR: "127.0.0.1",
       MASTER_PORT: String(port),

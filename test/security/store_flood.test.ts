@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import { bytesToString } from "../../src/distributed/store/store.js";
 import { RefusalLog } from "../../src/distributed/store/refusal_log.js";
 import { TCPStore, TCPStoreServer } from "../../src/distributed/store/tcp_store.js";
+import { nodeScriptArgs } from "../child_node.js";
 import { asAttacker, FIXTURES, Proc } from "./helpers.js";
 import { frame, logIn, Raw, u32 } from "./login_client.js";
 
@@ -103,7 +104,7 @@ describe("connections that do not log in", () => {
 
 describe("a store host under attack", () => {
   it("does not read from a client that does not read its replies, stays responsive, and exits by itself though refused clients never close", async () => {
-    const host = Proc.start([process.execPath, "--expose-gc", "--import", "tsx", `${FIXTURES}store_host.ts`], { ...process.env, STORE_TOKEN: TOKEN });
+    const host = Proc.start([process.execPath, "--expose-gc", ...nodeScriptArgs(`${FIXTURES}store_host.ts`, ["--import", "tsx"])], { ...process.env, STORE_TOKEN: TOKEN });
     const idle = Proc.start([...(asAttacker() ?? []), process.execPath, `${FIXTURES}idle_attacker.mjs`, "4", ""]);
     const refused = Proc.start([...(asAttacker() ?? []), process.execPath, `${FIXTURES}idle_attacker.mjs`, "4", "05000000c800000000"]);
     try {
