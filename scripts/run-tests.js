@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { compileTestHelpers, removeCompiled, staleDist } from "./test-children.js";
+import { compileTestHelpers, newRunId, removeCompiled, removeLeftovers, staleDist } from "./test-children.js";
 
 function findTests(dir) {
   const out = [];
@@ -77,7 +77,8 @@ let status = 1;
 try {
   const stale = process.env.RINGTORCH_TEST_FROM_SOURCE === "1" ? "RINGTORCH_TEST_FROM_SOURCE=1" : staleDist(process.cwd());
   if (stale === null) {
-    const runId = `${process.pid}${Date.now().toString(36)}`;
+    removeLeftovers(process.cwd());
+    const runId = newRunId();
     compiled = await compileTestHelpers(process.cwd(), runId);
     childEnv.RINGTORCH_TEST_CHILD_JS = runId;
   } else {

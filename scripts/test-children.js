@@ -116,3 +116,28 @@ export async function compileTestHelpers(root, runId) {
 export function removeCompiled(files) {
   for (const f of files) rmSync(f, { force: true });
 }
+
+/** A run id that names the runner's pid, so that a later run can tell its leftovers from a live run's. */
+export function newRunId() {
+  return `p${process.pid}t${Date.now().toString(36)}`;
+}
+
+/**
+ * Removes what runs that were killed before their clean-up left under test/: the compiled copies
+ * of runs whose runner process is gone. Another run still going in this checkout keeps its own.
+ */
+export function removeLeftovers(root) {
+  for (const file of walk(join(root, "test"))) {
+    const pid = /^\.[^/]*\.rt-p(\d+)t[0-9a-z]+\.mjs$/.exec(basename(file))?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) rmSync(file, { force: true });
+  }
+}
+
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === "EPERM";
+  }
+}

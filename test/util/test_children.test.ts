@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { compileTestHelpers, compiledName, removeCompiled, staleDist } from "../../scripts/test-children.js";
+import { compileTestHelpers, compiledName, newRunId, removeCompiled, removeLeftovers, staleDist } from "../../scripts/test-children.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -58,6 +58,26 @@ describe("the test runner's dist/ for child processes", () => {
       assert.equal(r.stdout, "helper on dist true null\n");
       removeCompiled(written);
       assert.ok(written.every((f) => !existsSync(f)));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("removes the compiled copies a killed run left, and not those of a run still going", () => {
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+    assert.ok(gone !== undefined);
+    const mine = newRunId();
+    assert.match(mine, new RegExp(`^p${process.pid}t[0-9a-z]+$`));
+    const root = project({
+      [`test/w/.left.rt-p${gone}t1a.mjs`]: ["", 100],
+      [`test/w/.live.rt-${mine}.mjs`]: ["", 100],
+      "test/w/.hidden.mjs": ["", 100],
+      "test/w/helper.ts": ["", 100],
+    });
+    try {
+      removeLeftovers(root);
+      assert.equal(existsSync(join(root, `test/w/.left.rt-p${gone}t1a.mjs`)), false);
+      for (const kept of [`.live.rt-${mine}.mjs`, ".hidden.mjs", "helper.ts"]) assert.ok(existsSync(join(root, "test/w", kept)), kept);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
