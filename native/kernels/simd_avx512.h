@@ -113,8 +113,30 @@ struct F64 {
   static V load_f32(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
   static T hsum(V v) { return _mm512_reduce_add_pd(v); }
   static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
-  static constexpr bool kHasTranspose = false;
-  static void transpose_store(const T*, int64_t, int, T*, int64_t) {}
+  // F32's transpose for 8 x 8 doubles (the stages after the first are the same lane shuffles).
+  static constexpr bool kHasTranspose = true;
+  static void transpose_store(const T* s, int64_t ls, int rows, T* d, int64_t ld) {
+    __m512d r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = i < rows ? _mm512_loadu_pd(s + i * ls) : _mm512_setzero_pd();
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
+      t[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]);
+    }
+    // t[2j + e]'s lane L: column 2L + e of rows 2j, 2j + 1. Gather lanes 0, 2 and 1, 3 of row
+    // pairs (0, 1) with (2, 3) and (4, 5) with (6, 7), then the same across the two halves.
+    for (int e = 0; e < 2; e++)
+      for (int h = 0; h < 2; h++) {
+        r[4 * h + e] = _mm512_shuffle_f64x2(t[4 * h + e], t[4 * h + e + 2], _MM_SHUFFLE(2, 0, 2, 0));
+        r[4 * h + e + 2] = _mm512_shuffle_f64x2(t[4 * h + e], t[4 * h + e + 2], _MM_SHUFFLE(3, 1, 3, 1));
+      }
+    // r[4h + c] (c < 4)'s lanes: column c of rows 4h, 4h + 1, column 4 + c of them, column c of
+    // rows 4h + 2, 4h + 3, column 4 + c of them.
+    for (int c = 0; c < 4; c++) {
+      t[c] = _mm512_shuffle_f64x2(r[c], r[4 + c], _MM_SHUFFLE(2, 0, 2, 0));
+      t[4 + c] = _mm512_shuffle_f64x2(r[c], r[4 + c], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+    for (int i = 0; i < 8; i++) _mm512_storeu_pd(d + i * ld, t[i]);
+  }
 };
 
 // Non-temporal stores (stream) need their address aligned to sizeof(V); fence orders them.
