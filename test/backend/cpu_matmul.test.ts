@@ -141,6 +141,25 @@ describe("cpu backend: matmul", { skip }, () => {
     checkEveryIsaAndType(cases, rng);
   });
 
+  it("row-major A and transposed B packed by register transposes: whole slivers, K around whole vectors", () => {
+    // AVX2 and AVX-512 pack a row-major A (MR rows) and a transposed B (NR columns) in W x W
+    // register transposes over the whole vectors of K and one value at a time after them; each
+    // transpose's rows spill past the sliver's MR values and must be overwritten (the last one into
+    // the buffer's slack). M of whole AVX-512 (12) and AVX2 (6) tiles, with and without an edge tile,
+    // N of whole 32- and 16-column slivers and one past, K at, one short of and one past 16 and 32.
+    const rng = new Rng(18);
+    const cases: Case[] = [];
+    for (const k of [15, 16, 17, 31, 32, 33, 257]) {
+      cases.push({ batch: 1, m: 24, n: 64, k, transA: false, transB: true });
+      cases.push({ batch: 1, m: 36, n: 65, k, transA: false, transB: false, beta: 1 });
+      cases.push({ batch: 1, m: 25, n: 32, k, transA: true, transB: true, alpha: -0.5 });
+    }
+    // Over MC rows: the blocked loop packs several A blocks of whole tiles and B blocks of slivers.
+    cases.push({ batch: 1, m: 156, n: 96, k: 300, transA: false, transB: true, beta: 0.25 });
+    cases.push({ batch: 1, m: 300, n: 97, k: 48, transA: false, transB: false });
+    checkEveryIsaAndType(cases, rng);
+  });
+
   it("few rows of A against a transposed B: K in several equal passes, at and around MC rows", () => {
     // On AVX2 float32, at most MC (144) rows with B's columns contiguous take K in passes of up to
     // 1024 split evenly (2100 -> 704 + 704 + 692, 1030 -> 520 + 510); a pass must accumulate onto
