@@ -106,20 +106,62 @@ describe("bfloat16 GEMM against float64", () => {
   });
 
   const cpu = skip ? null : cpuBackend();
-  const avx = cpu ? cpu.setBf16GemmPath("avx512bf16") : false;
-  cpu?.setBf16GemmPath("auto");
-  it("avx512bf16 path (vdpbf16ps) on 1 and 2 threads", { skip: skip || (avx ? false : "this CPU has no AVX512_BF16: the vdpbf16ps path cannot run here") }, () => {
-    assert.ok(cpu!.setBf16GemmPath("avx512bf16"));
+  const supported = (path: string): boolean => {
+    const ok = cpu ? cpu.setBf16GemmPath(path) : false;
+    cpu?.setBf16GemmPath("auto");
+    return ok;
+  };
+  const avx = supported("avx512bf16"), amx = supported("amx");
+  const forced = (path: string, ok: boolean, why: string, seed: number, count: number) =>
+    it(`${path} path on 1 and 2 threads`, { skip: skip || (ok ? false : why) }, () => {
+      assert.ok(cpu!.setBf16GemmPath(path));
+      try {
+        forEachThreadCount(() => check((a) => cpu!.matmulBf16(a), randomCases(seed, count), seed + 10));
+      } finally {
+        cpu!.setBf16GemmPath("auto");
+      }
+    });
+  forced("avx512bf16", avx, "this CPU has no AVX512_BF16: the vdpbf16ps path cannot run here", 3, 60);
+  forced("amx", amx, "this CPU or OS has no AMX-BF16 tiles: the tdpbf16ps path cannot run here", 4, 60);
+
+  it("amx path on the edge sizes of its tiles, every layout, alpha/beta with NaN under beta 0", { skip: skip || (amx ? false : "this CPU or OS has no AMX-BF16 tiles") }, () => {
+    assert.ok(cpu!.setBf16GemmPath("amx"));
     try {
-      forEachThreadCount(() => check((a) => cpu!.matmulBf16(a), randomCases(3, 60), 13));
+      const rng = new Rng(5);
+      const sizes = [1, 15, 16, 17, 31, 33, 100];
+      const cases: Case[] = [];
+      for (const m of sizes)
+        for (const n of sizes) {
+          const k = rng.pick(sizes);
+          cases.push({
+            batch: rng.int(1, 2), m, n, k, transA: rng.next() < 0.5, transB: rng.next() < 0.5, bf16A: rng.next() < 0.5, bf16B: rng.next() < 0.5,
+            broadcastB: rng.next() < 0.3, alpha: rng.pick([1, 1, 0.5]), beta: rng.pick([0, 0, 1, -0.5]),
+          });
+        }
+      // Past every block of the AMX kernel: m over MC (256), n over NC (256), k over KC (1024), odd.
+      cases.push({ batch: 1, m: 20, n: 270, k: 1057, transA: false, transB: true, bf16A: false, bf16B: true, broadcastB: false, alpha: 1, beta: 0 });
+      cases.push({ batch: 1, m: 270, n: 20, k: 40, transA: true, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 1, beta: 1 });
+      cases.push({ batch: 2, m: 45, n: 33, k: 1030, transA: true, transB: false, bf16A: true, bf16B: false, broadcastB: true, alpha: 1, beta: 1 });
+      cases.push({ batch: 1, m: 64, n: 64, k: 2048, transA: false, transB: false, bf16A: false, bf16B: false, broadcastB: false, alpha: 0.5, beta: -0.5 });
+      forEachThreadCount(() => {
+        check((a) => cpu!.matmulBf16(a), cases, 15);
+        // beta == 0 overwrites NaN already in out (whole 16 x 16 tiles and partial ones).
+        for (const [m, n, k] of [[32, 32, 64], [17, 33, 5]]) {
+          const c: Case = { batch: 1, m, n, k, transA: false, transB: false, bf16A: true, bf16B: false, broadcastB: false, alpha: 1, beta: 0 };
+          const { args, expected, bound } = build(c, rng);
+          (args.out as Float32Array).fill(NaN);
+          cpu!.matmulBf16(args);
+          (args.out as Float32Array).forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= bound[i], `${m}x${n}x${k} element ${i}: ${v} vs ${expected[i]}`));
+        }
+      });
     } finally {
       cpu!.setBf16GemmPath("auto");
     }
   });
 
-  it("auto picks vdpbf16ps exactly when the active ISA is avx512 on an AVX512_BF16 CPU", { skip }, () => {
+  it("auto picks amx, else vdpbf16ps, exactly when the active ISA is avx512 on a CPU that has them", { skip }, () => {
     const c = cpuBackend()!;
-    forEachIsa((isa) => assert.equal(c.bf16GemmPath(), isa === "avx512" && avx ? "avx512bf16" : "portable"));
+    forEachIsa((isa) => assert.equal(c.bf16GemmPath(), isa !== "avx512" ? "portable" : amx ? "amx" : avx ? "avx512bf16" : "portable"));
   });
 
   it("rejects float64 operands with a message", { skip }, () => {
