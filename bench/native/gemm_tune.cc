@@ -233,9 +233,9 @@ int main(int argc, char** argv) {
       std::printf("this CPU or OS has no AMX-BF16 tiles: the amx sweep is skipped\n");
       return 0;
     }
-    Sweep({Amx<256, 1024, 256>(" (current)"), Amx<256, 512, 256>(), Amx<256, 256, 256>(), Amx<128, 1024, 256>(),
-           Amx<512, 1024, 256>(), Amx<256, 1024, 512>(), Amx<256, 1024, 128>(), Amx<64, 1024, 1024>(),
-           Amx<1024, 512, 64>()},
+    Sweep({Amx<128, 512, 1024>(" (current)"), Amx<256, 1024, 256>(), Amx<256, 512, 512>(), Amx<64, 1024, 1024>(),
+           Amx<128, 1024, 1024>(), Amx<256, 512, 1024>(), Amx<128, 512, 2048>(), Amx<64, 512, 2048>(),
+           Amx<256, 256, 1024>()},
           true);
     return 0;
   }

@@ -191,12 +191,15 @@ struct Gemm {
         for (int64_t ic = 0; ic < g.m; ic += MC) {
           const int64_t mc = std::min<int64_t>(MC, g.m - ic);
           PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa);
-          for (int64_t jr = 0; jr < nc; jr += 32) {
-            const int nr = int(std::min<int64_t>(32, nc - jr));
-            const uint32_t* b = pb + (jr / 16) * sliver;
-            for (int64_t ir = 0; ir < mc; ir += 32) {
-              const int mr = int(std::min<int64_t>(32, mc - ir));
-              const uint32_t* a = pa + (ir / 16) * sliver;
+          // Across C's rows, 32 at a time, each sweeping the NC columns: a 32-row strip of C is
+          // few pages however wide C is (a vocabulary-wide head's rows are 32 KiB apart, and
+          // stepping down the rows instead missed the TLB on every tile row).
+          for (int64_t ir = 0; ir < mc; ir += 32) {
+            const int mr = int(std::min<int64_t>(32, mc - ir));
+            const uint32_t* a = pa + (ir / 16) * sliver;
+            for (int64_t jr = 0; jr < nc; jr += 32) {
+              const int nr = int(std::min<int64_t>(32, nc - jr));
+              const uint32_t* b = pb + (jr / 16) * sliver;
               float* c = g.c + (ic + ir) * g.ldc + jc + jr;
               if (mr > 16) {
                 if (nr > 16) Block<2, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
@@ -213,10 +216,11 @@ struct Gemm {
   }
 };
 
-// A 32-row strip of A over KC = 1024 is 64 KiB and a 32-column strip of B as much: the B strip is
-// reread from L1/L2 for every 32 rows of the MC block. The packed A block (MC x KC, 512 KiB) and B
-// block (KC x NC, 512 KiB) sit in the 2 MiB L2.
-using GemmAmx = Gemm<256, 1024, 256>;
+// Measured on a loaded 2-core Sapphire Rapids VM (bench/native/gemm_tune.cc amx) over the GPT's
+// shapes: a wide NC matters most, as A (rounded from float32 while packed) is packed again for
+// every NC columns; KC = 512 keeps a 32-row strip of A (32 KiB) in L1 while a row of blocks sweeps
+// the B block (KC x NC, 1 MiB, in the 2 MiB L2).
+using GemmAmx = Gemm<128, 512, 1024>;
 
 // CPUID leaf 7: EDX bit 24 AMX-TILE, bit 22 AMX-BF16 (GCC 12 has no __builtin_cpu_supports name
 // for them); then Linux must grant the tile data state (XFEATURE_XTILEDATA) to this process.

@@ -20,6 +20,8 @@ interface Case {
   broadcastB: boolean;
   alpha: number;
   beta: number;
+  /** Every other element along each stored row (neither stride 1: the packers' general path). */
+  strided?: boolean;
 }
 
 function operand(rng: Rng, bf16: boolean, length: number): Float32Array | Uint16Array {
@@ -31,16 +33,17 @@ const valueOf = (x: Float32Array | Uint16Array, i: number) => (x instanceof Uint
 
 /** Builds the args over fresh data (one element of offset, rows padded by one) and the float64 answer with its error bound. */
 function build(c: Case, rng: Rng): { args: MatmulArgs; expected: Float64Array; bound: Float64Array } {
-  const aRows = c.transA ? c.k : c.m, aLd = (c.transA ? c.m : c.k) + 1;
-  const bRows = c.transB ? c.n : c.k, bLd = (c.transB ? c.k : c.n) + 1;
+  const step = c.strided ? 2 : 1;
+  const aRows = c.transA ? c.k : c.m, aLd = (c.transA ? c.m : c.k) * step + 1;
+  const bRows = c.transB ? c.n : c.k, bLd = (c.transB ? c.k : c.n) * step + 1;
   const a = operand(rng, c.bf16A, 1 + c.batch * aRows * aLd);
   const bBatches = c.broadcastB ? 1 : c.batch;
   const b = operand(rng, c.bf16B, 1 + bBatches * bRows * bLd);
   const out = Float32Array.from({ length: c.batch * c.m * c.n }, () => rng.normal());
   const args: MatmulArgs = {
     batch: c.batch, m: c.m, n: c.n, k: c.k,
-    a, aOffset: 1, aRowStride: c.transA ? 1 : aLd, aColStride: c.transA ? aLd : 1, aBatchStride: aRows * aLd,
-    b, bOffset: 1, bRowStride: c.transB ? 1 : bLd, bColStride: c.transB ? bLd : 1, bBatchStride: c.broadcastB ? 0 : bRows * bLd,
+    a, aOffset: 1, aRowStride: c.transA ? step : aLd, aColStride: c.transA ? aLd : step, aBatchStride: aRows * aLd,
+    b, bOffset: 1, bRowStride: c.transB ? step : bLd, bColStride: c.transB ? bLd : step, bBatchStride: c.broadcastB ? 0 : bRows * bLd,
     out, outOffset: 0, alpha: c.alpha, beta: c.beta,
   };
   const expected = new Float64Array(out.length), bound = new Float64Array(out.length);
@@ -135,12 +138,12 @@ describe("bfloat16 GEMM against float64", () => {
           const k = rng.pick(sizes);
           cases.push({
             batch: rng.int(1, 2), m, n, k, transA: rng.next() < 0.5, transB: rng.next() < 0.5, bf16A: rng.next() < 0.5, bf16B: rng.next() < 0.5,
-            broadcastB: rng.next() < 0.3, alpha: rng.pick([1, 1, 0.5]), beta: rng.pick([0, 0, 1, -0.5]),
+            broadcastB: rng.next() < 0.3, alpha: rng.pick([1, 1, 0.5]), beta: rng.pick([0, 0, 1, -0.5]), strided: rng.next() < 0.25,
           });
         }
-      // Past every block of the AMX kernel: m over MC (256), n over NC (256), k over KC (1024), odd.
-      cases.push({ batch: 1, m: 20, n: 270, k: 1057, transA: false, transB: true, bf16A: false, bf16B: true, broadcastB: false, alpha: 1, beta: 0 });
-      cases.push({ batch: 1, m: 270, n: 20, k: 40, transA: true, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 1, beta: 1 });
+      // Past every block of the AMX kernel: m over MC (128), n over NC (1024), k over KC (512), odd.
+      cases.push({ batch: 1, m: 20, n: 1030, k: 1057, transA: false, transB: true, bf16A: false, bf16B: true, broadcastB: false, alpha: 1, beta: 0 });
+      cases.push({ batch: 1, m: 150, n: 20, k: 40, transA: true, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 1, beta: 1 });
       cases.push({ batch: 2, m: 45, n: 33, k: 1030, transA: true, transB: false, bf16A: true, bf16B: false, broadcastB: true, alpha: 1, beta: 1 });
       cases.push({ batch: 1, m: 64, n: 64, k: 2048, transA: false, transB: false, bf16A: false, bf16B: false, broadcastB: false, alpha: 0.5, beta: -0.5 });
       forEachThreadCount(() => {
