@@ -143,9 +143,10 @@ void MatmulBf16(const Bf16MatmulArgs& a) {
   if (a.k == 0) return ScaleOnly(a);
   switch (ActivePath()) {
     // vdpbf16ps does twice an FMA's work per instruction, so the threshold for waking a worker
-    // doubles; a tdpbf16ps does 512 multiply-adds, and AMX runs the GPT's 64 x 128 x 128 attention
-    // products in a few microseconds, so it wakes workers only for 8x the float32 threshold.
-    case Path::kAmx: return KernelMatmul(a, AmxBf16Gemm(), AmxBf16TileRows(), AmxBf16TileCols(), 8 * kParallelMacs);
+    // doubles. AMX runs 4-8x the float32 kernel's GFLOPS: 8 Mi multiply-adds take ~30 us on one
+    // core, where half of that still pays for a worker's wake-up (a guess: not timed on a quiet
+    // machine).
+    case Path::kAmx: return KernelMatmul(a, AmxBf16Gemm(), AmxBf16TileRows(), AmxBf16TileCols(), 4 * kParallelMacs);
     case Path::kAvx512Bf16:
       return KernelMatmul(a, Avx512Bf16Gemm(), Avx512Bf16TileRows(), Avx512Bf16TileCols(), 2 * kParallelMacs);
     case Path::kPortable: return PortableMatmul(a);

@@ -63,8 +63,30 @@ void ConfigureThisThread() {
   configured = true;
 }
 
+// Column-major A (a transposed operand: storage rows are k): pair words of 16 rows per pair of k,
+// then one register transpose turns 16 pairs x 16 rows into a tile's rows. The slivers are the
+// inner loop, so each k row is read along its length (mc contiguous values) before the next: for a
+// wide A (the vocabulary-wide head's g.T) the rows are pages apart, and a sliver at a time touched
+// every row's page for 64 bytes.
+void PackATilesColumnMajor(const Bf16Operand& A, int64_t off, int64_t mc, int64_t kc, int64_t nkt, uint32_t* dst) {
+  for (int64_t kt = 0; kt < nkt; kt++)
+    for (int64_t ir = 0; ir < mc; ir += 16) {
+      const int mr = int(std::min<int64_t>(16, mc - ir));
+      __m512i t[16];
+#pragma GCC unroll 16
+      for (int pp = 0; pp < 16; pp++) {
+        const int64_t p = kt * 32 + 2 * pp;
+        t[pp] = p < kc ? PairWords(A, off + p * A.cs + ir, A.cs, p + 1 < kc, mr) : _mm512_setzero_si512();
+      }
+      Transpose16(t);
+      uint32_t* d = dst + ((ir / 16) * nkt + kt) * kTileWords;
+      for (int r = 0; r < 16; r++) _mm512_storeu_si512(d + r * 16, t[r]);
+    }
+}
+
 // An MC x KC block of A (mc x kc valid) into 16-row slivers of k tiles: dst[sliver][kt][row][word].
 void PackATiles(const Bf16Operand& A, int64_t off, int64_t mc, int64_t kc, int64_t nkt, uint32_t* dst) {
+  if (A.rs == 1 && A.cs != 1) return PackATilesColumnMajor(A, off, mc, kc, nkt, dst);
   for (int64_t ir = 0; ir < mc; ir += 16) {
     uint32_t* d = dst + (ir / 16) * nkt * kTileWords;
     const int mr = int(std::min<int64_t>(16, mc - ir));
@@ -75,19 +97,6 @@ void PackATiles(const Bf16Operand& A, int64_t off, int64_t mc, int64_t kc, int64
           const __m512i w = r < mr ? RunWords(A, off + (ir + r) * A.rs + kt * 32, kc - kt * 32) : _mm512_setzero_si512();
           _mm512_storeu_si512(d + kt * kTileWords + r * 16, w);
         }
-    } else if (A.rs == 1) {
-      // Column-major (a transposed operand): pair words of 16 rows per pair of k, then one
-      // register transpose turns 16 pairs x 16 rows into the tile's rows.
-      for (int64_t kt = 0; kt < nkt; kt++) {
-        __m512i t[16];
-#pragma GCC unroll 16
-        for (int pp = 0; pp < 16; pp++) {
-          const int64_t p = kt * 32 + 2 * pp;
-          t[pp] = p < kc ? PairWords(A, off + p * A.cs + ir, A.cs, p + 1 < kc, mr) : _mm512_setzero_si512();
-        }
-        Transpose16(t);
-        for (int r = 0; r < 16; r++) _mm512_storeu_si512(d + kt * kTileWords + r * 16, t[r]);
-      }
     } else {
       for (int r = 0; r < 16; r++)
         for (int64_t pp = 0; pp < nkt * 16; pp++) {
