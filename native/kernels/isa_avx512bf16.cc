@@ -6,7 +6,7 @@
 // pairs consecutive k, so both operands are packed as 32-bit words holding (x[k], x[k+1]) in bf16,
 // k padded to even with a zero. A sliver: A as MR words per pair of k, B as NR words per pair of k.
 // Float32 operands are rounded to bfloat16 (nearest even, NaN kept quiet) while they are packed,
-// by vcvtne2ps2bf16 where they run along a unit stride.
+// by vcvtne2ps2bf16 where they run along a unit stride (bf16_pack.inl, shared with isa_amx.cc).
 // The instruction treats bfloat16 denormals as zero; normal values give the exact products, summed
 // in float32 in pairs.
 #include <algorithm>
