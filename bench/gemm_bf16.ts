@@ -4,8 +4,9 @@
 // and PyTorch's bfloat16 torch.matmul (bench/torch/mm_bf16.py), on square sizes, the GPT bench's
 // linear shapes (x @ w.T forward, g @ w and g.T @ x backward, 1024 tokens) and attention's batched
 // products (32 heads x 128 x 128 x 64). Operands are float32 (rounded while packed, as autocast runs
-// them) and, in a second column, bfloat16. Timing as bench/api.ts; the machine is shared: compare
-// ratios from one run only.
+// them) on each path this CPU can run (amx: AMX tiles, avx512bf16: vdpbf16ps, portable: rounded
+// float32 copies and the float32 GEMM) and, for the default path, also bfloat16. Timing as
+// bench/api.ts; the machine is shared: compare ratios from one run only.
 import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
 import type { MatmulArgs } from "../src/backend/backend.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
@@ -53,7 +54,18 @@ function main(): void {
   if (!addon) throw new Error(`bench/gemm_bf16.ts needs the native addon: ${nativeUnavailableReason()}`);
   const cpu: CpuBackend = createCpuBackend(addon);
   const peer = args.includes("--no-peer") ? "--no-peer given" : findPeer();
-  console.log(`ringtorch cpu backend: ${cpu.isa()} float32 kernels, bfloat16 GEMM path ${cpu.bf16GemmPath()}`);
+  const best = cpu.bf16GemmPath();
+  const paths = ["amx", "avx512bf16", "portable"].filter((p) => cpu.setBf16GemmPath(p));
+  cpu.setBf16GemmPath("auto");
+  console.log(`ringtorch cpu backend: ${cpu.isa()} float32 kernels, bfloat16 GEMM paths ${paths.join(", ")} (default ${best})`);
+  const onPath = <T>(path: string, fn: () => T): T => {
+    cpu.setBf16GemmPath(path);
+    try {
+      return fn();
+    } finally {
+      cpu.setBf16GemmPath("auto");
+    }
+  };
   const rows: (string | number)[][] = [];
   for (const threads of THREADS) {
     console.log(describePeer(peer, threads));
@@ -64,13 +76,16 @@ function main(): void {
     SHAPES.forEach((s, i) => {
       const { f32, bf16 } = operands(s);
       const fp32 = gflops(s, (c) => cpu.matmul(c), ...f32);
-      const fromF32 = gflops(s, (c) => cpu.matmulBf16(c), ...f32);
+      const perPath = paths.map((p) => onPath(p, () => gflops(s, (c) => cpu.matmulBf16(c), ...f32)));
       const fromBf16 = gflops(s, (c) => cpu.matmulBf16(c), ...bf16);
-      rows.push([s[0], String(threads), fp32, fromF32, fromBf16, fromF32 / fp32, theirs[i], fromBf16 / theirs[i]]);
+      rows.push([s[0], String(threads), fp32, ...perPath, fromBf16, perPath[0] / fp32, theirs[i], fromBf16 / theirs[i]]);
     });
   }
   console.log();
-  printTable(["shape (m x n x k)", "threads", "fp32 kernel", "bf16 (fp32 in)", "bf16 (bf16 in)", "bf16(fp32 in) / fp32", "PyTorch bf16", "bf16 in / PyTorch"], rows);
+  printTable(
+    ["shape (m x n x k)", "threads", "fp32 kernel", ...paths.map((p) => `${p} (fp32 in)`), `${best} (bf16 in)`, `${paths[0]} / fp32`, "PyTorch bf16", "bf16 in / PyTorch"],
+    rows,
+  );
   console.log("(GFLOPS; bf16 columns: backend.matmulBf16, float32 output; PyTorch: torch.matmul of bfloat16 tensors, bfloat16 output)");
 }
 

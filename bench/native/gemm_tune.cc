@@ -6,7 +6,7 @@
 // It exists because the development VMs lack AVX-512: build it here, run it where the CPU has it.
 //
 //   g++ -O3 -std=c++17 -static -pthread -Inative/kernels bench/native/gemm_tune.cc \
-//       native/kernels/pack_buffer.cc -o /tmp/gemm_tune && /tmp/gemm_tune [f32|bf16|both]
+//       native/kernels/pack_buffer.cc -o /tmp/gemm_tune && /tmp/gemm_tune [f32|bf16|both|amx]
 //
 // Prints one line per candidate and shape: GFLOPS (median of 5 timed runs), and the check's error.
 #include <immintrin.h>
@@ -47,8 +47,9 @@ using namespace rt;
 }  // namespace tune2
 #pragma GCC pop_options
 
-// The bfloat16 kernel's file, whole: its Gemm template is not in a header.
+// The bfloat16 kernels' files, whole: their Gemm templates are not in headers.
 #include "isa_avx512bf16.cc"
+#include "isa_amx.cc"
 
 namespace {
 
@@ -110,6 +111,18 @@ Candidate Bf16(const char* note = "") {
   using G = rt_avx512bf16::Gemm<MR, NV, MC, KC, NC>;
   char name[96];
   std::snprintf(name, sizeof name, "bf16 %dx%d MC%d KC%d NC%d%s", MR, NV * 16, MC, KC, NC, note);
+  return {name, [](const Shape& s, const float* a, const float* b, float* c, float beta, int64_t m, int64_t n, int64_t k) {
+            rt::Bf16GemmProblem g{m, n, k, {a, false, s.transA ? 1 : k, s.transA ? m : 1, 0},
+                                  {b, false, s.transB ? 1 : n, s.transB ? k : 1, 0}, c, n, 1.0f, beta};
+            G::run(g);
+          }};
+}
+
+template <int MC, int KC, int NC>
+Candidate Amx(const char* note = "") {
+  using G = rt_amx::Gemm<MC, KC, NC>;
+  char name[96];
+  std::snprintf(name, sizeof name, "amx 32x32 MC%d KC%d NC%d%s", MC, KC, NC, note);
   return {name, [](const Shape& s, const float* a, const float* b, float* c, float beta, int64_t m, int64_t n, int64_t k) {
             rt::Bf16GemmProblem g{m, n, k, {a, false, s.transA ? 1 : k, s.transA ? m : 1, 0},
                                   {b, false, s.transB ? 1 : n, s.transB ? k : 1, 0}, c, n, 1.0f, beta};
@@ -215,6 +228,17 @@ int main(int argc, char** argv) {
   std::printf("GFLOPS, one thread; columns:");
   for (auto& s : kShapes) std::printf(" [%s]", s.name);
   std::printf("\n");
+  if (what == "amx") {
+    if (!rt::AmxBf16Supported()) {
+      std::printf("this CPU or OS has no AMX-BF16 tiles: the amx sweep is skipped\n");
+      return 0;
+    }
+    Sweep({Amx<128, 512, 1024>(" (current)"), Amx<256, 1024, 256>(), Amx<256, 512, 512>(), Amx<64, 1024, 1024>(),
+           Amx<64, 512, 1024>(), Amx<128, 1024, 1024>(), Amx<256, 512, 1024>(), Amx<128, 512, 2048>(),
+           Amx<256, 256, 1024>()},
+          true);
+    return 0;
+  }
   if (what != "bf16") {
     Sweep({F32<12, 2, 144, 256, 4064>(" (current)"), F32<12, 2, 144, 128, 4064>(), F32<12, 2, 144, 192, 4064>(),
            F32<12, 2, 144, 384, 4064>(), F32<12, 2, 240, 256, 4064>(), F32<12, 2, 144, 256, 1024>(),

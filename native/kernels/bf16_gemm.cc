@@ -32,15 +32,20 @@ bool CpuHasAvx512Bf16() {
   return has;
 }
 
-// 0 follows the active ISA (vdpbf16ps when that is avx512 and the CPU has AVX512_BF16), 1 forces
-// the portable path, 2 forces vdpbf16ps.
-std::atomic<int> g_choice{0};
+enum class Path { kPortable, kAvx512Bf16, kAmx };
 
-bool UseAvx512Bf16() {
+// -1 follows the active ISA (when that is avx512: AMX where the CPU and OS allow it, else
+// vdpbf16ps where the CPU has AVX512_BF16; else portable); otherwise a forced Path.
+std::atomic<int> g_choice{-1};
+
+bool CpuHasAmx() { return AmxBf16Gemm() != nullptr && CpuHasAvx512Bf16() && AmxBf16Supported(); }
+
+Path ActivePath() {
   const int c = g_choice.load(std::memory_order_relaxed);
-  if (c == 1) return false;
-  if (c == 2) return true;
-  return std::strcmp(ActiveIsa(), "avx512") == 0 && CpuHasAvx512Bf16();
+  if (c >= 0) return Path(c);
+  if (std::strcmp(ActiveIsa(), "avx512") != 0) return Path::kPortable;
+  if (CpuHasAmx()) return Path::kAmx;
+  return CpuHasAvx512Bf16() ? Path::kAvx512Bf16 : Path::kPortable;
 }
 
 constexpr double kParallelMacs = 1 << 21;
@@ -99,12 +104,12 @@ void ScaleOnly(const Bf16MatmulArgs& a) {
     for (int64_t i = 0; i < total; i++) a.out[i] *= a.beta;
 }
 
-void Avx512Matmul(const Bf16MatmulArgs& a) {
-  const Bf16GemmFn gemm = Avx512Bf16Gemm();
+// One of the ISA kernels over the pool: whole matrices per task where the batch fills the threads,
+// else strips of whole mr x nr blocks of C.
+void KernelMatmul(const Bf16MatmulArgs& a, Bf16GemmFn gemm, int64_t mr, int64_t nr, double parallel_macs) {
   const int nt = GetNumThreads();
   const double macs = double(a.batch) * double(a.m) * double(a.n) * double(a.k);
-  // vdpbf16ps does twice the work per instruction, so the threshold for waking a worker doubles.
-  if (nt == 1 || macs < 2 * kParallelMacs) {
+  if (nt == 1 || macs < parallel_macs) {
     for (int64_t b = 0; b < a.batch; b++) gemm(Slice(a, b));
     return;
   }
@@ -112,7 +117,6 @@ void Avx512Matmul(const Bf16MatmulArgs& a) {
     ParallelFor(a.batch, [&](int64_t b) { gemm(Slice(a, b)); });
     return;
   }
-  const int64_t mr = Avx512Bf16TileRows(), nr = Avx512Bf16TileCols();
   const bool split_n = (a.n + nr - 1) / nr >= (a.m + mr - 1) / mr;
   const int64_t extent = split_n ? a.n : a.m, unit = split_n ? nr : mr;
   const int64_t units = (extent + unit - 1) / unit;
@@ -137,8 +141,16 @@ void Avx512Matmul(const Bf16MatmulArgs& a) {
 void MatmulBf16(const Bf16MatmulArgs& a) {
   if (a.batch == 0 || a.m == 0 || a.n == 0) return;
   if (a.k == 0) return ScaleOnly(a);
-  if (UseAvx512Bf16()) return Avx512Matmul(a);
-  PortableMatmul(a);
+  switch (ActivePath()) {
+    // vdpbf16ps does twice an FMA's work per instruction, so the threshold for waking a worker
+    // doubles. AMX runs 4-8x the float32 kernel's GFLOPS: 8 Mi multiply-adds take ~30 us on one
+    // core, where half of that still pays for a worker's wake-up (a guess: not timed on a quiet
+    // machine).
+    case Path::kAmx: return KernelMatmul(a, AmxBf16Gemm(), AmxBf16TileRows(), AmxBf16TileCols(), 4 * kParallelMacs);
+    case Path::kAvx512Bf16:
+      return KernelMatmul(a, Avx512Bf16Gemm(), Avx512Bf16TileRows(), Avx512Bf16TileCols(), 2 * kParallelMacs);
+    case Path::kPortable: return PortableMatmul(a);
+  }
 }
 
 void GemmBf16OnThisThread(const Bf16GemmProblem& p) {
@@ -152,7 +164,9 @@ void GemmBf16OnThisThread(const Bf16GemmProblem& p) {
     }
     return;
   }
-  if (UseAvx512Bf16()) return Avx512Bf16Gemm()(p);
+  const Path path = ActivePath();
+  if (path == Path::kAmx) return AmxBf16Gemm()(p);
+  if (path == Path::kAvx512Bf16) return Avx512Bf16Gemm()(p);
   // Portable: rounded copies (exact), then the active ISA's float32 GEMM, as PortableMatmul.
   thread_local std::vector<float> ra, rb;
   ra.resize(size_t(p.m * p.k));
@@ -173,17 +187,28 @@ void GemmBf16OnThisThread(const Bf16GemmProblem& p) {
   Kernels().get<float>().gemm(g);
 }
 
-const char* Bf16GemmPath() { return UseAvx512Bf16() ? "avx512bf16" : "portable"; }
+const char* Bf16GemmPath() {
+  switch (ActivePath()) {
+    case Path::kAmx: return "amx";
+    case Path::kAvx512Bf16: return "avx512bf16";
+    case Path::kPortable: break;
+  }
+  return "portable";
+}
 
 bool Bf16GemmPathSupported(const char* name) {
   if (std::strcmp(name, "auto") == 0 || std::strcmp(name, "portable") == 0) return true;
   if (std::strcmp(name, "avx512bf16") == 0) return CpuHasAvx512Bf16();
+  if (std::strcmp(name, "amx") == 0) return CpuHasAmx();
   return false;
 }
 
 bool SelectBf16GemmPath(const char* name) {
   if (!Bf16GemmPathSupported(name)) return false;
-  g_choice.store(std::strcmp(name, "portable") == 0 ? 1 : std::strcmp(name, "avx512bf16") == 0 ? 2 : 0);
+  const Path forced = std::strcmp(name, "amx") == 0          ? Path::kAmx
+                      : std::strcmp(name, "avx512bf16") == 0 ? Path::kAvx512Bf16
+                                                             : Path::kPortable;
+  g_choice.store(std::strcmp(name, "auto") == 0 ? -1 : int(forced));
   return true;
 }
 

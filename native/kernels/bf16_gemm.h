@@ -35,10 +35,10 @@ void MatmulBf16(const Bf16MatmulArgs& args);
 // work (the fused attention's products under autocast). Any k, including 0.
 void GemmBf16OnThisThread(const Bf16GemmProblem& p);
 
-// "avx512bf16" (vdpbf16ps) or "portable" (operands rounded into float32 copies, then the float32
-// GEMM of the active ISA: the same products, summed in another order).
+// "amx" (tdpbf16ps tiles), "avx512bf16" (vdpbf16ps) or "portable" (operands rounded into float32
+// copies, then the float32 GEMM of the active ISA: the same products, summed in another order).
 const char* Bf16GemmPath();
-// "auto", "avx512bf16" or "portable"; false (and no change) when this CPU cannot run it.
+// "auto", "amx", "avx512bf16" or "portable"; false (and no change) when this CPU cannot run it.
 bool SelectBf16GemmPath(const char* name);
 bool Bf16GemmPathSupported(const char* name);
 
@@ -47,5 +47,12 @@ using Bf16GemmFn = void (*)(const Bf16GemmProblem&);
 Bf16GemmFn Avx512Bf16Gemm();
 int Avx512Bf16TileRows();
 int Avx512Bf16TileCols();
+
+// From isa_amx.cc: whether this CPU and OS can run it (checked once per process, which asks Linux
+// for the tile state), the kernel (null where not compiled for x86-64 Linux), and its C block.
+bool AmxBf16Supported();
+Bf16GemmFn AmxBf16Gemm();
+int AmxBf16TileRows();
+int AmxBf16TileCols();
 
 }  // namespace rt

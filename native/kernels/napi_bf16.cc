@@ -38,7 +38,7 @@ napi_value MatmulBf16Fn(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
-// bf16GemmPath() -> the path that runs; bf16GemmPath(name) selects one ("auto", "avx512bf16",
+// bf16GemmPath() -> the path that runs; bf16GemmPath(name) selects one ("auto", "amx", "avx512bf16",
 // "portable") and returns whether this CPU can run it (no change when not).
 napi_value Bf16GemmPathFn(napi_env env, napi_callback_info info) {
   size_t argc = 1;

@@ -120,6 +120,17 @@ describe("fused attention with bfloat16 products against the float64 reference",
     }
   });
 
+  const amx = cpu ? cpu.setBf16GemmPath("amx") : false;
+  cpu?.setBf16GemmPath("auto");
+  it("amx path (tdpbf16ps tiles), 1 and 2 threads", { skip: skip || (amx ? false : "this CPU or OS has no AMX-BF16 tiles: the amx path cannot run here") }, () => {
+    assert.ok(cpu!.setBf16GemmPath("amx"));
+    try {
+      forEachThreadCount((t) => checkAgainstReference(`amx, ${t} thread(s)`));
+    } finally {
+      cpu!.setBf16GemmPath("auto");
+    }
+  });
+
   it("refuses lowPrecision with float64 operands", { skip }, () => {
     const { args } = build(CASES[0], true, new Rng(1));
     const to64 = (v: AttentionArgs["q"]) => ({ ...v, data: Float64Array.from(v.data as Float32Array) });

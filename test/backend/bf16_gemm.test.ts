@@ -20,6 +20,8 @@ interface Case {
   broadcastB: boolean;
   alpha: number;
   beta: number;
+  /** Every other element along each stored row (neither stride 1: the packers' general path). */
+  strided?: boolean;
 }
 
 function operand(rng: Rng, bf16: boolean, length: number): Float32Array | Uint16Array {
@@ -31,16 +33,17 @@ const valueOf = (x: Float32Array | Uint16Array, i: number) => (x instanceof Uint
 
 /** Builds the args over fresh data (one element of offset, rows padded by one) and the float64 answer with its error bound. */
 function build(c: Case, rng: Rng): { args: MatmulArgs; expected: Float64Array; bound: Float64Array } {
-  const aRows = c.transA ? c.k : c.m, aLd = (c.transA ? c.m : c.k) + 1;
-  const bRows = c.transB ? c.n : c.k, bLd = (c.transB ? c.k : c.n) + 1;
+  const step = c.strided ? 2 : 1;
+  const aRows = c.transA ? c.k : c.m, aLd = (c.transA ? c.m : c.k) * step + 1;
+  const bRows = c.transB ? c.n : c.k, bLd = (c.transB ? c.k : c.n) * step + 1;
   const a = operand(rng, c.bf16A, 1 + c.batch * aRows * aLd);
   const bBatches = c.broadcastB ? 1 : c.batch;
   const b = operand(rng, c.bf16B, 1 + bBatches * bRows * bLd);
   const out = Float32Array.from({ length: c.batch * c.m * c.n }, () => rng.normal());
   const args: MatmulArgs = {
     batch: c.batch, m: c.m, n: c.n, k: c.k,
-    a, aOffset: 1, aRowStride: c.transA ? 1 : aLd, aColStride: c.transA ? aLd : 1, aBatchStride: aRows * aLd,
-    b, bOffset: 1, bRowStride: c.transB ? 1 : bLd, bColStride: c.transB ? bLd : 1, bBatchStride: c.broadcastB ? 0 : bRows * bLd,
+    a, aOffset: 1, aRowStride: c.transA ? step : aLd, aColStride: c.transA ? aLd : step, aBatchStride: aRows * aLd,
+    b, bOffset: 1, bRowStride: c.transB ? step : bLd, bColStride: c.transB ? bLd : step, bBatchStride: c.broadcastB ? 0 : bRows * bLd,
     out, outOffset: 0, alpha: c.alpha, beta: c.beta,
   };
   const expected = new Float64Array(out.length), bound = new Float64Array(out.length);
@@ -106,20 +109,62 @@ describe("bfloat16 GEMM against float64", () => {
   });
 
   const cpu = skip ? null : cpuBackend();
-  const avx = cpu ? cpu.setBf16GemmPath("avx512bf16") : false;
-  cpu?.setBf16GemmPath("auto");
-  it("avx512bf16 path (vdpbf16ps) on 1 and 2 threads", { skip: skip || (avx ? false : "this CPU has no AVX512_BF16: the vdpbf16ps path cannot run here") }, () => {
-    assert.ok(cpu!.setBf16GemmPath("avx512bf16"));
+  const supported = (path: string): boolean => {
+    const ok = cpu ? cpu.setBf16GemmPath(path) : false;
+    cpu?.setBf16GemmPath("auto");
+    return ok;
+  };
+  const avx = supported("avx512bf16"), amx = supported("amx");
+  const forced = (path: string, ok: boolean, why: string, seed: number, count: number) =>
+    it(`${path} path on 1 and 2 threads`, { skip: skip || (ok ? false : why) }, () => {
+      assert.ok(cpu!.setBf16GemmPath(path));
+      try {
+        forEachThreadCount(() => check((a) => cpu!.matmulBf16(a), randomCases(seed, count), seed + 10));
+      } finally {
+        cpu!.setBf16GemmPath("auto");
+      }
+    });
+  forced("avx512bf16", avx, "this CPU has no AVX512_BF16: the vdpbf16ps path cannot run here", 3, 60);
+  forced("amx", amx, "this CPU or OS has no AMX-BF16 tiles: the tdpbf16ps path cannot run here", 4, 60);
+
+  it("amx path on the edge sizes of its tiles, every layout, alpha/beta with NaN under beta 0", { skip: skip || (amx ? false : "this CPU or OS has no AMX-BF16 tiles") }, () => {
+    assert.ok(cpu!.setBf16GemmPath("amx"));
     try {
-      forEachThreadCount(() => check((a) => cpu!.matmulBf16(a), randomCases(3, 60), 13));
+      const rng = new Rng(5);
+      const sizes = [1, 15, 16, 17, 31, 33, 100];
+      const cases: Case[] = [];
+      for (const m of sizes)
+        for (const n of sizes) {
+          const k = rng.pick(sizes);
+          cases.push({
+            batch: rng.int(1, 2), m, n, k, transA: rng.next() < 0.5, transB: rng.next() < 0.5, bf16A: rng.next() < 0.5, bf16B: rng.next() < 0.5,
+            broadcastB: rng.next() < 0.3, alpha: rng.pick([1, 1, 0.5]), beta: rng.pick([0, 0, 1, -0.5]), strided: rng.next() < 0.25,
+          });
+        }
+      // Past every block of the AMX kernel: m over MC (128), n over NC (1024), k over KC (512), odd.
+      cases.push({ batch: 1, m: 20, n: 1030, k: 1057, transA: false, transB: true, bf16A: false, bf16B: true, broadcastB: false, alpha: 1, beta: 0 });
+      cases.push({ batch: 1, m: 150, n: 20, k: 40, transA: true, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 1, beta: 1 });
+      cases.push({ batch: 2, m: 45, n: 33, k: 1030, transA: true, transB: false, bf16A: true, bf16B: false, broadcastB: true, alpha: 1, beta: 1 });
+      cases.push({ batch: 1, m: 64, n: 64, k: 2048, transA: false, transB: false, bf16A: false, bf16B: false, broadcastB: false, alpha: 0.5, beta: -0.5 });
+      forEachThreadCount(() => {
+        check((a) => cpu!.matmulBf16(a), cases, 15);
+        // beta == 0 overwrites NaN already in out (whole 16 x 16 tiles and partial ones).
+        for (const [m, n, k] of [[32, 32, 64], [17, 33, 5]]) {
+          const c: Case = { batch: 1, m, n, k, transA: false, transB: false, bf16A: true, bf16B: false, broadcastB: false, alpha: 1, beta: 0 };
+          const { args, expected, bound } = build(c, rng);
+          (args.out as Float32Array).fill(NaN);
+          cpu!.matmulBf16(args);
+          (args.out as Float32Array).forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= bound[i], `${m}x${n}x${k} element ${i}: ${v} vs ${expected[i]}`));
+        }
+      });
     } finally {
       cpu!.setBf16GemmPath("auto");
     }
   });
 
-  it("auto picks vdpbf16ps exactly when the active ISA is avx512 on an AVX512_BF16 CPU", { skip }, () => {
+  it("auto picks amx, else vdpbf16ps, exactly when the active ISA is avx512 on a CPU that has them", { skip }, () => {
     const c = cpuBackend()!;
-    forEachIsa((isa) => assert.equal(c.bf16GemmPath(), isa === "avx512" && avx ? "avx512bf16" : "portable"));
+    forEachIsa((isa) => assert.equal(c.bf16GemmPath(), isa !== "avx512" ? "portable" : amx ? "amx" : avx ? "avx512bf16" : "portable"));
   });
 
   it("rejects float64 operands with a message", { skip }, () => {

@@ -84,19 +84,21 @@ describe("cpu backend: runtime", () => {
 
     const cpu = cpuBackend()!;
     const best = cpu.bf16GemmPath();
-    const supported = cpu.setBf16GemmPath("avx512bf16");
-    cpu.setBf16GemmPath("auto");
-    const r = runChild(printPath, { RINGTORCH_BF16_GEMM: "avx512bf16" });
-    assert.equal(r.status, 0, r.stderr);
-    if (supported) {
-      assert.equal(JSON.parse(r.stdout).path, "avx512bf16");
-    } else {
-      assert.equal(JSON.parse(r.stdout).path, best, "an unsupported path must leave the default");
-      assert.match(r.stderr, /RINGTORCH_BF16_GEMM=avx512bf16: this CPU or build cannot run it/);
+    for (const path of ["avx512bf16", "amx"]) {
+      const supported = cpu.setBf16GemmPath(path);
+      cpu.setBf16GemmPath("auto");
+      const r = runChild(printPath, { RINGTORCH_BF16_GEMM: path });
+      assert.equal(r.status, 0, r.stderr);
+      if (supported) {
+        assert.equal(JSON.parse(r.stdout).path, path);
+      } else {
+        assert.equal(JSON.parse(r.stdout).path, best, "an unsupported path must leave the default");
+        assert.match(r.stderr, new RegExp(`RINGTORCH_BF16_GEMM=${path}: this CPU or build cannot run it`));
+      }
     }
-    const bad = runChild(printPath, { RINGTORCH_BF16_GEMM: "amx" });
+    const bad = runChild(printPath, { RINGTORCH_BF16_GEMM: "avx512fp16" });
     assert.notEqual(bad.status, 0);
-    assert.match(bad.stderr, /RINGTORCH_BF16_GEMM must be one of portable, avx512bf16 or auto/);
+    assert.match(bad.stderr, /RINGTORCH_BF16_GEMM must be one of portable, avx512bf16, amx or auto/);
   });
 
   it("guards reject arguments that would reach outside the arrays", { skip }, () => {

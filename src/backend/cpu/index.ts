@@ -24,9 +24,9 @@ export interface CpuBackend extends Backend {
   isa(): string;
   /** Forces an instruction set (tests); false if this CPU cannot run it. "auto" picks the best. */
   setIsa(name: string): boolean;
-  /** The bfloat16 GEMM's path: "avx512bf16" (vdpbf16ps) or "portable" (exact conversion to float32). */
+  /** The bfloat16 GEMM's path: "amx" (tdpbf16ps tiles), "avx512bf16" (vdpbf16ps) or "portable" (exact conversion to float32). */
   bf16GemmPath(): string;
-  /** Forces the bfloat16 GEMM's path (tests): "auto", "avx512bf16" or "portable"; false if this CPU cannot run it. */
+  /** Forces the bfloat16 GEMM's path (tests): "auto", "amx", "avx512bf16" or "portable"; false if this CPU cannot run it. */
   setBf16GemmPath(name: string): boolean;
 }
 

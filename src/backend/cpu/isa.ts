@@ -3,7 +3,7 @@ import type { NativeKernels } from "./native.js";
 export const ISAS = ["portable", "avx2", "avx512"] as const;
 export type Isa = (typeof ISAS)[number];
 
-export const BF16_GEMM_PATHS = ["portable", "avx512bf16"] as const;
+export const BF16_GEMM_PATHS = ["portable", "avx512bf16", "amx"] as const;
 
 /**
  * Applies a kernel choice from the environment: unset or "auto" leaves the addon's own pick, a name
@@ -35,13 +35,14 @@ export function applyIsaFromEnv(native: NativeKernels, env: NodeJS.ProcessEnv = 
 }
 
 /**
- * Applies RINGTORCH_BF16_GEMM (portable | avx512bf16 | auto) to autocast's products, as
- * RINGTORCH_CPU_ISA does to the float32 kernels: by default they take vdpbf16ps wherever the CPU
- * has AVX512_BF16; `portable` rounds the operands into float32 copies and runs the float32 GEMM (the
- * same products, summed in another order), e.g. to compare the two on one machine. Which pays
- * depends on the CPU: on an AMD EPYC (Zen 4) vdpbf16ps does twice an FMA's work and autocast
- * trained the GPT 1.44–1.58× faster than float32; on an Intel Xeon with AMX it ran at about half the
- * float32 kernel's GFLOPS (README, "Benchmarks"), and neither path beat float32 there.
+ * Applies RINGTORCH_BF16_GEMM (portable | avx512bf16 | amx | auto) to autocast's products, as
+ * RINGTORCH_CPU_ISA does to the float32 kernels: by default they take AMX tiles (tdpbf16ps) where the
+ * CPU has AMX-BF16 and Linux grants the tile state, else vdpbf16ps where it has AVX512_BF16 (both
+ * only while the float32 kernels are avx512); `portable` rounds the operands into float32 copies and
+ * runs the float32 GEMM (the same products, summed in another order), e.g. to compare paths on one
+ * machine. Which pays depends on the CPU: on an AMD EPYC (Zen 4) vdpbf16ps does twice an FMA's work
+ * and autocast trained the GPT 1.44–1.58× faster than float32; on an Intel Xeon with AMX vdpbf16ps
+ * ran at about half the float32 kernel's GFLOPS and AMX many times it (README, "Benchmarks").
  */
 export function applyBf16GemmPathFromEnv(native: NativeKernels, env: NodeJS.ProcessEnv = process.env): void {
   applyChoiceFromEnv("RINGTORCH_BF16_GEMM", BF16_GEMM_PATHS, (n) => native.bf16GemmPath(n), () => native.bf16GemmPath(), "this CPU or build cannot run it", env);

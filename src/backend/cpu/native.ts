@@ -23,7 +23,7 @@ export interface NativeKernels extends NativeArena {
   matmul(a: FloatArray, b: FloatArray, out: FloatArray, params: Float64Array): void;
   /** Same params as matmul; a and b Float32Array or Uint16Array (bfloat16), out Float32Array. */
   matmulBf16(a: Float32Array | Uint16Array, b: Float32Array | Uint16Array, out: Float32Array, params: Float64Array): void;
-  /** The bfloat16 GEMM's path ("avx512bf16" or "portable"); with a name, selects it and says whether it can run. */
+  /** The bfloat16 GEMM's path ("amx", "avx512bf16" or "portable"); with a name, selects it and says whether it can run. */
   bf16GemmPath(): string;
   bf16GemmPath(name: string): boolean;
   unary(op: number, x: FloatArray, xOffset: number, out: FloatArray, n: number, p0: number, p1: number): void;
