@@ -6,7 +6,6 @@ import { empty } from "../ops/creation.js";
 import { linear } from "../ops/linear.js";
 import { narrow, permute, reshape, transpose } from "../ops/view.js";
 import { scaledDotProductAttention } from "../ops/attention.js";
-import { isAutocastEnabled } from "../ops/autocast.js";
 import { packedAttentionApplies, packedSelfAttention } from "../ops/packed_attention.js";
 import { attentionBias, attentionWithWeights, averageHeads, type AttentionMasks } from "./attention.js";
 import { constant_, xavierUniform_ } from "./init.js";
@@ -121,7 +120,7 @@ export class MultiheadAttention extends Module {
     }
     const needWeights = options.needWeights ?? true;
     const dropoutP = this.training ? this.dropout : 0;
-    if (!needWeights && query === key && key === value && this.in_proj_weight && packedAttentionApplies(q0) && !isAutocastEnabled()) {
+    if (!needWeights && query === key && key === value && this.in_proj_weight && packedAttentionApplies(q0)) {
       // Self-attention: one GEMM for q, k and v, the heads read straight out of it (packed_attention.ts).
       const onlyCausal = options.isCausal === true && !options.attnMask && !options.keyPaddingMask;
       const bias = onlyCausal ? null : attentionBias(n, this.numHeads, l, s, q0.dtype, options);

@@ -8,7 +8,8 @@ import type { Tensor } from "../tensor/tensor.js";
 import { dropoutSeeds } from "./attention.js";
 import { add, mul, sub } from "./elementwise.js";
 import { cat } from "./join.js";
-import { matmul } from "./matmul.js";
+import { isAutocastEnabled } from "./autocast.js";
+import { backwardProduct } from "./matmul.js";
 import { sum } from "./reduction.js";
 import { softmax } from "./softmax.js";
 import { contiguousData, emptyTensor } from "./util.js";
@@ -34,8 +35,10 @@ export interface PackedSelfAttentionOptions {
  * slice's backward zero-filling a whole [N, L, 3E] or [3E, E] gradient) and a copy to merge the
  * heads. On the small Transformer of bench/dataparallel.ts this is most of the graph's nodes.
  *
- * For float32/float64 outside autocast, with no empty sizes: MultiheadAttention checks
- * `packedAttentionApplies` and otherwise takes the split path.
+ * For float32/float64 with no empty sizes: MultiheadAttention checks `packedAttentionApplies` and
+ * otherwise takes the split path. Under autocast a float32 qkv has its products (forward and
+ * backward) run in bfloat16 and its softmax in float32, as scaledDotProductAttention there; float64
+ * stays float64 (as PyTorch's autocast leaves it).
  */
 export function packedSelfAttention(qkv: Tensor, numHeads: number, options: PackedSelfAttentionOptions = {}): Tensor {
   const where = "packedSelfAttention";
@@ -53,6 +56,7 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
   const p = options.dropoutP ?? 0;
   if (!(p >= 0 && p < 1)) throw new RangeError(`${where}: dropoutP must be in [0, 1), got ${p}`);
   const scale = 1 / Math.sqrt(hd);
+  const lowp = isAutocastEnabled() && qkv.dtype === "float32";
 
   const x = contiguousData(qkv);
   let biasView: StridedView | null = null;
@@ -61,7 +65,7 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
     biasView = { data: b4.storage.data, offset: b4.offset, strides: b4.strides.slice() };
   }
   const [seedLo, seedHi] = dropoutSeeds(p, options.generator);
-  const args: AttentionArgs = { n, h, l, s: l, d: hd, dv: hd, q: headOf(x, 0, hd), k: headOf(x, 1, hd), v: headOf(x, 2, hd), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi };
+  const args: AttentionArgs = { n, h, l, s: l, d: hd, dv: hd, q: headOf(x, 0, hd), k: headOf(x, 1, hd), v: headOf(x, 2, hd), bias: biasView, causal, scale, dropoutP: p, seedLo, seedHi, lowPrecision: lowp };
   const backend = getBackend();
   const y = emptyTensor(qkv.dtype, [n, h, l, hd]);
   const lse = emptyTensor(qkv.dtype, [n, h, l]);
@@ -70,7 +74,7 @@ export function packedSelfAttention(qkv: Tensor, numHeads: number, options: Pack
   const out = emptyTensor(qkv.dtype, [n, l, e]);
   backend.copy({ data: y.storage.data, offset: 0, strides: [h * l * hd, hd, l * hd, 1] }, [n, l, h, hd], out.storage.data, 0);
 
-  const ctx: PackedAttentionContext = { qkv, h, bias, causal, scale, p, args, y, lse };
+  const ctx: PackedAttentionContext = { qkv, h, bias, causal, scale, p, lowp, args, y, lse };
   return record(out, "PackedSelfAttentionBackward", [qkv], packedSelfAttentionBackward, [qkv], ctx);
 }
 
@@ -82,6 +86,8 @@ interface PackedAttentionContext {
   causal: boolean;
   scale: number;
   p: number;
+  /** Whether the products ran in bfloat16 (autocast): the backward's do too, whatever the autocast state then. */
+  lowp: boolean;
   /** The forward kernel's arguments; their q, k and v views keep qkv's contiguous data alive. */
   args: AttentionArgs;
   /** The kernel's output [N, H, L, hd] and log-sum-exp [N, H, L], which its backward reads. */
@@ -101,7 +107,7 @@ function packedSelfAttentionBackward(g: Tensor, c: PackedAttentionContext): Tens
   const { qkv, h, args } = c;
   if (isGradEnabled()) {
     if (c.p > 0) throw new RangeError("packedSelfAttention: double backward through attention dropout is not supported");
-    return [composedGrad(qkv, g, h, c.bias, c.causal, c.scale)];
+    return [composedGrad(qkv, g, h, c.bias, c.causal, c.scale, c.lowp)];
   }
   const [n, l, e3] = qkv.shape as [number, number, number];
   const hd = e3 / 3 / h;
@@ -128,7 +134,8 @@ export function packedAttentionApplies(qkv: Tensor): boolean {
  * d(qkv) with public ops (create_graph), so that it can be differentiated again: the attention's
  * gradient formula on q, k, v split out of qkv, the three concatenated back.
  */
-function composedGrad(qkv: Tensor, g: Tensor, h: number, bias: Tensor | null, causal: boolean, scale: number): Tensor {
+function composedGrad(qkv: Tensor, g: Tensor, h: number, bias: Tensor | null, causal: boolean, scale: number, lowp: boolean): Tensor {
+  const matmul = (a: Tensor, b: Tensor) => backwardProduct(a, b, lowp);
   const [n, l, e3] = qkv.shape;
   const e = e3 / 3;
   const heads = (t: Tensor) => permute(reshape(t, [n, l, h, e / h]), [0, 2, 1, 3]);

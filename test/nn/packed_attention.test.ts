@@ -54,6 +54,33 @@ describe("packedSelfAttention", () => {
     assert.ok(gradcheck(firstDerivative(f, (x) => [x.shape[0], x.shape[1], x.shape[2] / 3], gen), [qkv]));
   });
 
+  it("runs its products in bfloat16 under autocast, as the reference backend does, gradients included", () => {
+    const gen = new rt.Generator(7);
+    const [n, l, h, e] = [2, 9, 4, 32];
+    const qkv = rt.randn([n, l, 3 * e], { generator: gen }).requiresGrad_();
+    const w = rt.randn([n, l, e], { generator: gen });
+    const run = (low: boolean, isCausal: boolean) => {
+      qkv.grad = null;
+      const y = rt.autocast("bfloat16", { enabled: low }, () => packedSelfAttention(qkv, h, { isCausal }));
+      y.mul(w).sum().backward();
+      return [y.detach(), qkv.grad!];
+    };
+    for (const isCausal of [false, true]) {
+      const low = run(true, isCausal);
+      const onReference = rt.withBackend("reference", () => run(true, isCausal));
+      const full = run(false, isCausal);
+      const bf16 = 2 ** -6;
+      low.forEach((t, i) => {
+        assert.equal(t.dtype, "float32");
+        // The reference backend sums the same bfloat16-rounded operands in float64.
+        assertClose(t, onReference[i]!, 2 ** -12, 2 ** -12);
+        assertClose(t, full[i]!, 8 * bf16, 8 * bf16);
+      });
+      const [a, b] = [low[0]!.storage.data, full[0]!.storage.data];
+      assert.ok(Array.from(a).some((x, i) => x !== b[i]), "autocast changes the result");
+    }
+  });
+
   it("refuses a qkv whose last dim is not 3·E for the heads, and a bias with a causal flag", () => {
     assert.throws(() => packedSelfAttention(rt.randn([2, 3, 10]), 2), /qkv must be \[N, L, 3·E\]/);
     assert.throws(() => packedSelfAttention(rt.randn([2, 3, 12]), 2, { bias: rt.zeros([3, 3]), isCausal: true }), /not both/);
@@ -78,4 +105,22 @@ describe("MultiheadAttention self-attention (the packed path)", () => {
       results[0]!.forEach((t, i) => assertClose(t, results[1]![i]!, 1e-12, 1e-12));
     });
   }
+
+  it("under autocast gives the split path's output and gradients, within float32 summation order", () => {
+    const results = [false, true].map((split) => {
+      rt.manualSeed(13);
+      const mha = new rt.nn.MultiheadAttention(32, 4, { batchFirst: true });
+      const x = rt.randn([3, 10, 32]).requiresGrad_();
+      const [kv1, kv2] = split ? [rt.mul(x, 1), rt.mul(x, 1)] : [x, x];
+      const [y] = rt.autocast("bfloat16", () => mha.call(x, kv1, kv2, { needWeights: false, attnMask: rt.nn.generateSquareSubsequentMask(10) }));
+      y.mul(rt.randn(y.shape, { generator: new rt.Generator(1) })).sum().backward();
+      return [y, x.grad!, mha.in_proj_weight!.grad!, mha.in_proj_bias!.grad!, mha.out_proj.weight.grad!];
+    });
+    // Both round the same float32 operands to bfloat16 and sum in float32; the split path adds x's
+    // three gradients (and sums over the keys and values) in another order.
+    results[0]!.forEach((t, i) => {
+      assert.equal(t.dtype, "float32");
+      assertClose(t, results[1]![i]!, 1e-4, 1e-4);
+    });
+  });
 });
