@@ -6,7 +6,7 @@
 // garbage collection. --callers splits each backend method by the ops function that called it
 // (reads a stack per call: slower, use for the split, not the totals). --shapes splits the
 // GEMMs by size and operand layout (N row-major, T transposed, S other strides).
-import { autocast, crossEntropy, getBackend, manualSeed, randint, type Tensor } from "../src/index.js";
+import { autocast, crossEntropy, getBackend, manualSeed, memoryPool, randint, type Tensor } from "../src/index.js";
 import * as optim from "../src/optim/index.js";
 import { GPT } from "./gpt.js";
 import { setThreads } from "./mlp.js";
@@ -70,8 +70,10 @@ function profile(low: boolean): void {
   const tgt = randint(0, V, [B * T]);
   times.clear();
   let wall = 0;
+  let before = memoryPool.stats();
   for (let i = 0; i < steps; i++) {
     counting = i >= WARMUP;
+    if (i === WARMUP) before = memoryPool.stats();
     const t0 = performance.now();
     opt.zeroGrad();
     const logits = autocast("bfloat16", { enabled: low }, () => model.call(idx).reshape([-1, V]));
@@ -83,6 +85,7 @@ function profile(low: boolean): void {
   }
   counting = false;
   const n = steps - WARMUP;
+  const after = memoryPool.stats();
   let inBackend = 0;
   for (const e of times.values()) inBackend += e.ms;
   console.log(`\n${low ? "bf16 (autocast)" : "fp32"}: ${(wall / n).toFixed(1)} ms/step over ${n} steps, ${(((wall / n) / 1000) ** -1 * B * T).toFixed(0)} tokens/s`);
@@ -91,6 +94,10 @@ function profile(low: boolean): void {
     console.log(`  ${(e.ms / n).toFixed(2).padStart(7)} ms ${((100 * e.ms) / wall).toFixed(1).padStart(5)}%  ${String(e.calls / n).padStart(5)} calls  ${k}`);
   }
   console.log(`  ${((wall - inBackend) / n).toFixed(2).padStart(7)} ms ${((100 * (wall - inBackend)) / wall).toFixed(1).padStart(5)}%  JavaScript and GC outside backend calls`);
+  if (before && after) {
+    const per = (k: "fresh" | "recycled" | "collections" | "fullCollections", mb: boolean) => ((after[k] - before[k]) / n / (mb ? 2 ** 20 : 1)).toFixed(mb ? 1 : 2);
+    console.log(`  arena per step: ${per("fresh", true)} MB fresh (pages faulted in), ${per("recycled", true)} MB recycled, ${per("collections", false)} scavenges, ${per("fullCollections", false)} full collections asked for`);
+  }
 }
 
 if (only !== "bf16") profile(false);
