@@ -123,4 +123,18 @@ describe("MultiheadAttention self-attention (the packed path)", () => {
       assertClose(t, results[1]![i]!, 1e-4, 1e-4);
     });
   });
+
+  it("under autocast gives the split path's second derivatives (create_graph)", () => {
+    const results = [false, true].map((split) => {
+      rt.manualSeed(13);
+      const mha = new rt.nn.MultiheadAttention(32, 4, { batchFirst: true });
+      const x = rt.randn([2, 6, 32]).requiresGrad_();
+      const [kv1, kv2] = split ? [rt.mul(x, 1), rt.mul(x, 1)] : [x, x];
+      const [y] = rt.autocast("bfloat16", () => mha.call(x, kv1, kv2, { needWeights: false, attnMask: rt.nn.generateSquareSubsequentMask(6) }));
+      const [gx] = grad(y.mul(y).sum(), [x], undefined, { createGraph: true }) as Tensor[];
+      const [ggx] = grad(gx!.mul(gx!).sum(), [x]) as Tensor[];
+      return [gx!.detach(), ggx!];
+    });
+    results[0]!.forEach((t, i) => assertClose(t, results[1]![i]!, 1e-4, 1e-4));
+  });
 });
