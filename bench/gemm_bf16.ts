@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/gemm_bf16.ts [--threads 1,2] [--no-peer]
+// node --import tsx --conditions=source bench/gemm_bf16.ts [--threads 1,2] [--no-peer] [--threshold]
 //
 // The bfloat16 GEMM kernel (backend.matmulBf16, float32 sums) in GFLOPS beside the float32 kernel
 // and PyTorch's bfloat16 torch.matmul (bench/torch/mm_bf16.py), on square sizes, the GPT bench's
@@ -7,6 +7,9 @@
 // them) on each path this CPU can run (amx: AMX tiles, avx512bf16: vdpbf16ps, portable: rounded
 // float32 copies and the float32 GEMM) and, for the default path, also bfloat16. Timing as
 // bench/api.ts; the machine is shared: compare ratios from one run only.
+// --threshold: the default path at 1 and 2 threads, alternated, on a ladder of sizes around the
+// pool's threshold (bf16_gemm.cc's parallel_macs: below it the product stays on one thread, so
+// build with it at 0 to see both sides), to set where a second thread starts to pay.
 import { createCpuBackend, type CpuBackend } from "../src/backend/cpu/index.js";
 import type { MatmulArgs } from "../src/backend/backend.js";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
@@ -49,6 +52,55 @@ function gflops(s: Shape, run: (args: MatmulArgs) => void, a: MatmulArgs["a"], b
   return (2 * batch * m * n * k) / secondsPerCall(() => run(call)) / 1e9;
 }
 
+// Wall seconds per call at `threads`, the median of 7 runs of ~10 ms.
+function wallPerCall(cpu: CpuBackend, threads: number, call: () => void): number {
+  cpu.setNumThreads(threads);
+  let reps = 1;
+  for (let t0 = performance.now(); performance.now() - t0 < 10; reps++) call();
+  const runs: number[] = [];
+  for (let r = 0; r < 7; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < reps; i++) call();
+    runs.push((performance.now() - t0) / 1e3 / reps);
+  }
+  return runs.sort((x, y) => x - y)[3];
+}
+
+function threshold(cpu: CpuBackend): void {
+  const ladder: Shape[] = [
+    ["64x128x256", 1, 64, 128, 256, false, true],
+    ["128x128x256", 1, 128, 128, 256, false, true],
+    ["128x256x256", 1, 128, 256, 256, false, true],
+    ["256x256x256", 1, 256, 256, 256, false, true],
+    ["256x512x256", 1, 256, 512, 256, false, true],
+    ["512x512x256", 1, 512, 512, 256, false, true],
+    ["attn 4x128x128x64", 4, 128, 128, 64, false, true],
+    ["attn 8x128x128x64", 8, 128, 128, 64, false, true],
+    ["attn 16x128x128x64", 16, 128, 128, 64, false, true],
+    ["attn 32x128x128x64", 32, 128, 128, 64, false, true],
+    ["attn 8x128x64x128", 8, 128, 64, 128, false, false],
+  ];
+  const rows: (string | number)[][] = [];
+  for (const s of ladder) {
+    const [, batch, m, n, k, ta, tb] = s;
+    const [a, b] = operands(s).f32;
+    const call: MatmulArgs = {
+      batch, m, n, k,
+      a, aOffset: 0, aRowStride: ta ? 1 : k, aColStride: ta ? m : 1, aBatchStride: m * k,
+      b, bOffset: 0, bRowStride: tb ? 1 : n, bColStride: tb ? k : 1, bBatchStride: k * n,
+      out: new Float32Array(batch * m * n), outOffset: 0, alpha: 1, beta: 0,
+    };
+    const one: number[] = [], two: number[] = [], speedup: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const t1 = wallPerCall(cpu, 1, () => cpu.matmulBf16(call)), t2 = wallPerCall(cpu, 2, () => cpu.matmulBf16(call));
+      one.push(t1 * 1e6), two.push(t2 * 1e6), speedup.push(t1 / t2);
+    }
+    const mid = (v: number[]) => v.sort((x, y) => x - y)[2];
+    rows.push([s[0], (batch * m * n * k) / 2 ** 20, mid(one), mid(two), mid(speedup)]);
+  }
+  printTable(["shape", "Mi MACs", "1 thread µs", "2 threads µs", "speedup (median of pairs)"], rows);
+}
+
 function main(): void {
   const addon = loadAddon();
   if (!addon) throw new Error(`bench/gemm_bf16.ts needs the native addon: ${nativeUnavailableReason()}`);
@@ -58,6 +110,7 @@ function main(): void {
   const paths = ["amx", "avx512bf16", "portable"].filter((p) => cpu.setBf16GemmPath(p));
   cpu.setBf16GemmPath("auto");
   console.log(`ringtorch cpu backend: ${cpu.isa()} float32 kernels, bfloat16 GEMM paths ${paths.join(", ")} (default ${best})`);
+  if (args.includes("--threshold")) return threshold(cpu);
   const onPath = <T>(path: string, fn: () => T): T => {
     cpu.setBf16GemmPath(path);
     try {

@@ -9,6 +9,9 @@
 //       native/kernels/pack_buffer.cc -o /tmp/gemm_tune && /tmp/gemm_tune [f32|bf16|both|amx]
 //
 // Prints one line per candidate and shape: GFLOPS (median of 5 timed runs), and the check's error.
+//   amx-parts: on the GPT bench's shapes, the share of the AMX product's time in packing B,
+//              packing A and the tile loop (float32 and bfloat16 operands);
+//   amx-ab [kc256]: the current AMX blocks against one variant, alternated (paired ratios).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <ctime>
 #include <vector>
 
 #include "kernel_table.h"
@@ -197,6 +201,147 @@ double Gflops(const Candidate& cand, const Shape& s) {
   return g[2];
 }
 
+// The GPT bench's shapes (bench/gemm_bf16.ts): where an AMX product's time goes.
+const Shape kGptShapes[] = {
+    {"qkv x@w.T 1024x768x256", 1, 1024, 768, 256, false, true},
+    {"ffn1 x@w.T 1024x1024x256", 1, 1024, 1024, 256, false, true},
+    {"ffn2 x@w.T 1024x256x1024", 1, 1024, 256, 1024, false, true},
+    {"head x@w.T 1024x8192x256", 1, 1024, 8192, 256, false, true},
+    {"ffn2 dX g@w 1024x1024x256", 1, 1024, 1024, 256, false, false},
+    {"ffn1 dW g.T@x 1024x256x1024", 1, 1024, 256, 1024, true, false},
+    {"head dW g.T@x 8192x256x1024", 1, 8192, 256, 1024, true, false},
+    {"head dX g@w 1024x256x8192", 1, 1024, 256, 8192, false, false},
+    {"attn q@k.T 32x128x128x64", 32, 128, 128, 64, false, true},
+    {"attn p@v 32x128x64x128", 32, 128, 64, 128, false, false},
+};
+
+inline uint64_t Ticks() { return __rdtsc(); }
+
+// rt_amx::Gemm<MC, KC, NC>::run's loops with a tick counter around each part: pack B, pack A, tiles.
+template <int MC, int KC, int NC>
+void AmxParts(const rt::Bf16GemmProblem& g, uint64_t t[3]) {
+  using namespace rt_amx;
+  static typename Gemm<MC, KC, NC>::Buffer abuf;
+  static uint32_t* pb = static_cast<uint32_t*>(std::aligned_alloc(64, size_t(KC / 2) * NC * 4));
+  const int64_t m16 = (g.m + 15) / 16 * 16, k32 = (g.k + 31) / 32 * 32;
+  const bool whole_a = g.n > NC && g.k <= KC && size_t(m16 * k32 / 2) <= Gemm<MC, KC, NC>::kWholeAWords;
+  uint32_t* pa = abuf.get(whole_a ? size_t(m16 * k32 / 2) : size_t(MC) * (KC / 2));
+  ConfigureThisThread();
+  for (int64_t jc = 0; jc < g.n; jc += NC) {
+    const int64_t nc = std::min<int64_t>(NC, g.n - jc);
+    for (int64_t pc = 0; pc < g.k; pc += KC) {
+      const int64_t kc = std::min<int64_t>(KC, g.k - pc), nkt = (kc + 31) / 32, sliver = nkt * kTileWords;
+      const float beta = pc == 0 ? g.beta : 1.0f;
+      uint64_t t0 = Ticks();
+      PackBPairs<1>(g.b, pc * g.b.rs + jc * g.b.cs, kc, nc, pb, nkt * 16);
+      t[0] += Ticks() - t0;
+      for (int64_t ic = 0; ic < g.m; ic += MC) {
+        const int64_t mc = std::min<int64_t>(MC, g.m - ic);
+        t0 = Ticks();
+        uint32_t* pa_block = whole_a ? pa + (ic / 16) * sliver : pa;
+        if (!whole_a || jc == 0) PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa_block);
+        const uint64_t t1 = Ticks();
+        t[1] += t1 - t0;
+        for (int64_t ir = 0; ir < mc; ir += 32) {
+          const int mr = int(std::min<int64_t>(32, mc - ir));
+          const uint32_t* a = pa_block + (ir / 16) * sliver;
+          for (int64_t jr = 0; jr < nc; jr += 32) {
+            const int nr = int(std::min<int64_t>(32, nc - jr));
+            const uint32_t* b = pb + (jr / 16) * sliver;
+            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
+            if (mr > 16) {
+              if (nr > 16) Block<2, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
+              else Block<2, 1>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
+            } else {
+              if (nr > 16) Block<1, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
+              else Block<1, 1>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
+            }
+          }
+        }
+        t[2] += Ticks() - t1;
+      }
+    }
+  }
+}
+
+// Per GPT shape: GFLOPS of the whole product (thread CPU time, median of 5) and the share of ticks
+// in packing B, packing A and the tile loop, with float32 and with bfloat16 operands.
+void AmxBreakdown() {
+  std::printf("%-30s %5s %8s %6s %6s %6s\n", "shape", "in", "GFLOPS", "packB", "packA", "tiles");
+  for (auto& s : kGptShapes)
+    for (bool bf : {false, true}) {
+      std::mt19937 rng(2);
+      std::uniform_real_distribution<float> u(-1, 1);
+      std::vector<float> a(s.batch * s.m * s.k), b(s.batch * s.k * s.n), c(s.batch * s.m * s.n);
+      for (auto& x : a) x = u(rng);
+      for (auto& x : b) x = u(rng);
+      std::vector<uint16_t> ah(a.size()), bh(b.size());
+      for (size_t i = 0; i < a.size(); i++) ah[i] = uint16_t(rt_amx::ScalarBits({a.data(), false, 0, 0, 0}, int64_t(i)));
+      for (size_t i = 0; i < b.size(); i++) bh[i] = uint16_t(rt_amx::ScalarBits({b.data(), false, 0, 0, 0}, int64_t(i)));
+      uint64_t t[3] = {0, 0, 0};
+      auto once = [&] {
+        for (int64_t i = 0; i < s.batch; i++) {
+          const void* ap = bf ? (const void*)(ah.data() + i * s.m * s.k) : (const void*)(a.data() + i * s.m * s.k);
+          const void* bp = bf ? (const void*)(bh.data() + i * s.k * s.n) : (const void*)(b.data() + i * s.k * s.n);
+          rt::Bf16GemmProblem g{s.m, s.n, s.k, {ap, bf, s.transA ? 1 : s.k, s.transA ? s.m : 1, 0},
+                                {bp, bf, s.transB ? 1 : s.n, s.transB ? s.k : 1, 0}, c.data() + i * s.m * s.n, s.n, 1.0f, 0.0f};
+          AmxParts<128, 512, 1024>(g, t);
+        }
+      };
+      const double flop = 2.0 * s.batch * s.m * s.n * s.k;
+      once();
+      const int reps = std::max(1, int(0.04 / (flop / 400e9)));
+      std::vector<double> gf;
+      t[0] = t[1] = t[2] = 0;
+      for (int r = 0; r < 5; r++) {
+        timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        for (int i = 0; i < reps; i++) once();
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        gf.push_back(flop * reps / ((t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec)) / 1e9);
+      }
+      std::sort(gf.begin(), gf.end());
+      const double all = double(t[0] + t[1] + t[2]);
+      std::printf("%-30s %5s %8.1f %5.1f%% %5.1f%% %5.1f%%\n", s.name, bf ? "bf16" : "f32", gf[2], 100 * t[0] / all,
+                  100 * t[1] / all, 100 * t[2] / all);
+      std::fflush(stdout);
+    }
+}
+
+// Paired A/B on the GPT shapes: candidates alternate, 11 rounds of ~20 ms each; the medians of
+// each one's GFLOPS and of the pairwise ratio B / A (the machine is shared: only ratios taken
+// side by side mean much).
+void AmxAb(const Candidate& ca, const Candidate& cb) {
+  std::printf("A: %s\nB: %s\n%-30s %8s %8s %6s\n", ca.name.c_str(), cb.name.c_str(), "shape", "A", "B", "B/A");
+  for (auto& s : kGptShapes) {
+    std::mt19937 rng(2);
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> a(s.batch * s.m * s.k), b(s.batch * s.k * s.n), c(s.batch * s.m * s.n);
+    for (auto& x : a) x = u(rng);
+    for (auto& x : b) x = u(rng);
+    const double flop = 2.0 * s.batch * s.m * s.n * s.k;
+    const int reps = std::max(1, int(0.02 / (flop / 500e9)));
+    auto time = [&](const Candidate& cand) {
+      timespec t0, t1;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+      for (int r = 0; r < reps; r++)
+        for (int64_t i = 0; i < s.batch; i++)
+          cand.run(s, a.data() + i * s.m * s.k, b.data() + i * s.k * s.n, c.data() + i * s.m * s.n, 0.0f, s.m, s.n, s.k);
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+      return flop * reps / ((t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec)) / 1e9;
+    };
+    time(ca), time(cb);
+    std::vector<double> ga, gb, ratio;
+    for (int round = 0; round < 11; round++) {
+      const double x = time(ca), y = time(cb);
+      ga.push_back(x), gb.push_back(y), ratio.push_back(y / x);
+    }
+    std::sort(ga.begin(), ga.end()), std::sort(gb.begin(), gb.end()), std::sort(ratio.begin(), ratio.end());
+    std::printf("%-30s %8.1f %8.1f %6.3f\n", s.name, ga[5], gb[5], ratio[5]);
+    std::fflush(stdout);
+  }
+}
+
 void Sweep(const std::vector<Candidate>& cands, bool bf16) {
   std::vector<std::vector<double>> table;
   for (auto& c : cands) {
@@ -228,6 +373,20 @@ int main(int argc, char** argv) {
   std::printf("GFLOPS, one thread; columns:");
   for (auto& s : kShapes) std::printf(" [%s]", s.name);
   std::printf("\n");
+  if (what == "amx-ab") {
+    if (!rt::AmxBf16Supported()) return 0;  // also asks Linux for the tile state
+    const std::string which = argc > 2 ? argv[2] : "";
+    // Add the variant under test as a second Gemm template argument list (e.g. a KC): both are
+    // checked against float64 first.
+    const Candidate a = Amx<128, 512, 1024>(" (current)"), b = which == "kc256" ? Amx<128, 256, 1024>() : Amx<128, 512, 2048>();
+    std::printf("check: A err %.1e, B err %.1e\n", Check(a, true), Check(b, true));
+    AmxAb(a, b);
+    return 0;
+  }
+  if (what == "amx-parts") {
+    if (rt::AmxBf16Supported()) AmxBreakdown();
+    return 0;
+  }
   if (what == "amx") {
     if (!rt::AmxBf16Supported()) {
       std::printf("this CPU or OS has no AMX-BF16 tiles: the amx sweep is skipped\n");

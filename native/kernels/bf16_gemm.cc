@@ -104,12 +104,13 @@ void ScaleOnly(const Bf16MatmulArgs& a) {
     for (int64_t i = 0; i < total; i++) a.out[i] *= a.beta;
 }
 
-// One of the ISA kernels over the pool: whole matrices per task where the batch fills the threads,
-// else strips of whole mr x nr blocks of C.
-void KernelMatmul(const Bf16MatmulArgs& a, Bf16GemmFn gemm, int64_t mr, int64_t nr, double parallel_macs) {
+// One of the ISA kernels over the pool: whole matrices per task where the batch fills the threads
+// (from batch_macs multiply-adds in all), else strips of whole mr x nr blocks of C (from
+// strip_macs: each strip packs the whole uncut operand again).
+void KernelMatmul(const Bf16MatmulArgs& a, Bf16GemmFn gemm, int64_t mr, int64_t nr, double batch_macs, double strip_macs) {
   const int nt = GetNumThreads();
   const double macs = double(a.batch) * double(a.m) * double(a.n) * double(a.k);
-  if (nt == 1 || macs < parallel_macs) {
+  if (nt == 1 || macs < (a.batch >= nt ? batch_macs : strip_macs)) {
     for (int64_t b = 0; b < a.batch; b++) gemm(Slice(a, b));
     return;
   }
@@ -143,12 +144,16 @@ void MatmulBf16(const Bf16MatmulArgs& a) {
   if (a.k == 0) return ScaleOnly(a);
   switch (ActivePath()) {
     // vdpbf16ps does twice an FMA's work per instruction, so the threshold for waking a worker
-    // doubles. AMX runs 4-8x the float32 kernel's GFLOPS: 8 Mi multiply-adds take ~30 us on one
-    // core, where half of that still pays for a worker's wake-up (a guess: not timed on a quiet
-    // machine).
-    case Path::kAmx: return KernelMatmul(a, AmxBf16Gemm(), AmxBf16TileRows(), AmxBf16TileCols(), 4 * kParallelMacs);
+    // doubles. AMX, 2 threads against 1 alternated (bench/gemm_bf16.ts --threshold, 4 runs on a
+    // shared 2-core VM at load 2-10): a batch of attention's 128 x 128 x 64 products split by
+    // matrix gained 1.2-1.5x from 8 Mi multiply-adds (4 Mi: 0.96-1.37x), while one k = 256 product
+    // cut in column strips, where each strip packs (rounds) all of A again, lost at 16 Mi
+    // (0.59-1.52x, median 0.8x) and gained from 32 Mi (1.07-1.49x).
+    case Path::kAmx:
+      return KernelMatmul(a, AmxBf16Gemm(), AmxBf16TileRows(), AmxBf16TileCols(), 4 * kParallelMacs, 16 * kParallelMacs);
     case Path::kAvx512Bf16:
-      return KernelMatmul(a, Avx512Bf16Gemm(), Avx512Bf16TileRows(), Avx512Bf16TileCols(), 2 * kParallelMacs);
+      return KernelMatmul(a, Avx512Bf16Gemm(), Avx512Bf16TileRows(), Avx512Bf16TileCols(), 2 * kParallelMacs,
+                          2 * kParallelMacs);
     case Path::kPortable: return PortableMatmul(a);
   }
 }

@@ -178,16 +178,29 @@ struct Gemm {
 
   struct Buffer {
     uint32_t* p = nullptr;
+    size_t have = 0;
     ~Buffer() { std::free(p); }
     uint32_t* get(size_t words) {
-      if (!p) p = static_cast<uint32_t*>(std::aligned_alloc(64, (words * 4 + 63) / 64 * 64));
+      if (words > have) {
+        std::free(p);
+        p = static_cast<uint32_t*>(std::aligned_alloc(64, (words * 4 + 63) / 64 * 64));
+        have = words;
+      }
       return p;
     }
   };
 
+  // Packed A up to this size is kept for all of C's columns (below).
+  static constexpr size_t kWholeAWords = size_t(1) << 18;  // 1 MiB: half of L2, beside B's panel
+
   static void run(const Bf16GemmProblem& g) {
     static thread_local Buffer abuf, bbuf;
-    uint32_t* pa = abuf.get(size_t(MC) * (KC / 2));
+    // One k block and C wider than NC (the vocabulary-wide head's x @ w.T): A is packed once, all
+    // of it, and read by every NC columns, where it used to be packed (rounded from float32) again
+    // for each of them.
+    const int64_t m16 = (g.m + 15) / 16 * 16, k32 = (g.k + 31) / 32 * 32;
+    const bool whole_a = g.n > NC && g.k <= KC && size_t(m16 * k32 / 2) <= kWholeAWords;
+    uint32_t* pa = abuf.get(whole_a ? size_t(m16 * k32 / 2) : size_t(MC) * (KC / 2));
     uint32_t* pb = bbuf.get(size_t(KC / 2) * NC);
     ConfigureThisThread();
     for (int64_t jc = 0; jc < g.n; jc += NC) {
@@ -199,13 +212,14 @@ struct Gemm {
         PackBPairs<1>(g.b, pc * g.b.rs + jc * g.b.cs, kc, nc, pb, nkt * 16);
         for (int64_t ic = 0; ic < g.m; ic += MC) {
           const int64_t mc = std::min<int64_t>(MC, g.m - ic);
-          PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa);
+          uint32_t* pa_block = whole_a ? pa + (ic / 16) * sliver : pa;
+          if (!whole_a || jc == 0) PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa_block);
           // Across C's rows, 32 at a time, each sweeping the NC columns: a 32-row strip of C is
           // few pages however wide C is (a vocabulary-wide head's rows are 32 KiB apart, and
           // stepping down the rows instead missed the TLB on every tile row).
           for (int64_t ir = 0; ir < mc; ir += 32) {
             const int mr = int(std::min<int64_t>(32, mc - ir));
-            const uint32_t* a = pa + (ir / 16) * sliver;
+            const uint32_t* a = pa_block + (ir / 16) * sliver;
             for (int64_t jr = 0; jr < nc; jr += 32) {
               const int nr = int(std::min<int64_t>(32, nc - jr));
               const uint32_t* b = pb + (jr / 16) * sliver;

@@ -146,6 +146,9 @@ describe("bfloat16 GEMM against float64", () => {
       cases.push({ batch: 1, m: 150, n: 20, k: 40, transA: true, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 1, beta: 1 });
       cases.push({ batch: 2, m: 45, n: 33, k: 1030, transA: true, transB: false, bf16A: true, bf16B: false, broadcastB: true, alpha: 1, beta: 1 });
       cases.push({ batch: 1, m: 64, n: 64, k: 2048, transA: false, transB: false, bf16A: false, bf16B: false, broadcastB: false, alpha: 0.5, beta: -0.5 });
+      // One k block and n over NC: A packed once for every NC columns (ragged m, n, k; both A layouts).
+      cases.push({ batch: 1, m: 150, n: 2100, k: 300, transA: false, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 1, beta: 0 });
+      cases.push({ batch: 1, m: 37, n: 1100, k: 45, transA: true, transB: false, bf16A: true, bf16B: false, broadcastB: false, alpha: 0.5, beta: 1 });
       forEachThreadCount(() => {
         check((a) => cpu!.matmulBf16(a), cases, 15);
         // beta == 0 overwrites NaN already in out (whole 16 x 16 tiles and partial ones).
