@@ -25,6 +25,8 @@
 #include <ctime>
 #include <vector>
 
+#include "gemm_shapes.h"
+
 #include "kernel_table.h"
 #include "pack_buffer.h"
 
@@ -57,23 +59,8 @@ using namespace rt;
 
 namespace {
 
-struct Shape {
-  const char* name;
-  int64_t batch, m, n, k;
-  bool transA, transB;
-};
-
-const Shape kShapes[] = {
-    {"256^2", 1, 256, 256, 256, false, false},        {"512^2", 1, 512, 512, 512, false, false},
-    {"1024^2", 1, 1024, 1024, 1024, false, false},    {"2048^2", 1, 2048, 2048, 2048, false, false},
-    {"fc1 x@w.T 64x1024x784", 1, 64, 1024, 784, false, true},
-    {"fc2 dX g@w 64x1024x1024", 1, 64, 1024, 1024, false, false},
-    {"fc2 dW g.T@x 1024x1024x64", 1, 1024, 1024, 64, true, false},
-    {"ffn1 x@w.T 1024x1024x256", 1, 1024, 1024, 256, false, true},
-    {"head x@w.T 1024x8192x256", 1, 1024, 8192, 256, false, true},
-    {"attn q@k.T 32x128x128x64", 32, 128, 128, 64, false, true},
-    {"attn p@v 32x128x64x128", 32, 128, 64, 128, false, false},
-};
+using Shape = GemmShape;
+const auto& kShapes = kGemmShapes;
 
 // One matrix product C[m,n] = A B (+ beta C) with A/B in the shape's layouts.
 using Run = std::function<void(const Shape&, const float* a, const float* b, float* c, float beta, int64_t m, int64_t n,

@@ -20,6 +20,8 @@
 #include <random>
 #include <vector>
 
+#include "gemm_shapes.h"
+
 #include "kernel_table.h"
 #include "pack_buffer.h"
 
@@ -42,21 +44,8 @@ using G = Gemm<F32, 12, 2, 144, 256, 4064>;
 
 namespace {
 
-struct Shape {
-  const char* name;
-  int64_t batch, m, n, k;
-  bool transA, transB;
-};
-
-const Shape kShapes[] = {
-    {"256^2", 1, 256, 256, 256, false, false},         {"512^2", 1, 512, 512, 512, false, false},
-    {"1024^2", 1, 1024, 1024, 1024, false, false},     {"2048^2", 1, 2048, 2048, 2048, false, false},
-    {"fc1 x@w.T 64x1024x784", 1, 64, 1024, 784, false, true},
-    {"fc2 dX g@w 64x1024x1024", 1, 64, 1024, 1024, false, false},
-    {"fc2 dW g.T@x 1024x1024x64", 1, 1024, 1024, 64, true, false},
-    {"attn q@k.T 32x128x128x64", 32, 128, 128, 64, false, true},
-    {"attn p@v 32x128x64x128", 32, 128, 64, 128, false, false},
-};
+using Shape = GemmShape;
+const auto& kShapes = kGemmShapes;
 
 // cblas_sgemm with 32-bit (system OpenBLAS) or 64-bit (numpy's scipy-openblas) integers.
 using Sgemm32 = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
