@@ -229,22 +229,7 @@ void AmxParts(const rt::Bf16GemmProblem& g, uint64_t t[3]) {
         if (!whole_a || jc == 0) PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa_block);
         const uint64_t t1 = Ticks();
         t[1] += t1 - t0;
-        for (int64_t ir = 0; ir < mc; ir += 32) {
-          const int mr = int(std::min<int64_t>(32, mc - ir));
-          const uint32_t* a = pa_block + (ir / 16) * sliver;
-          for (int64_t jr = 0; jr < nc; jr += 32) {
-            const int nr = int(std::min<int64_t>(32, nc - jr));
-            const uint32_t* b = pb + (jr / 16) * sliver;
-            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-            if (mr > 16) {
-              if (nr > 16) Block<2, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-              else Block<2, 1>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-            } else {
-              if (nr > 16) Block<1, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-              else Block<1, 1>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-            }
-          }
-        }
+        SweepBlocks(nkt, pa_block, pb, sliver, mc, nc, g.c + ic * g.ldc + jc, g.ldc, g.alpha, beta);
         t[2] += Ticks() - t1;
       }
     }

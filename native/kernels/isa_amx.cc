@@ -172,6 +172,30 @@ void Block(int64_t nkt, const uint32_t* a, int64_t sa, const uint32_t* b, int64_
   }
 }
 
+// An mc x nc block of C from packed A (pa: 16-row slivers) and packed B (pb: 16-column slivers),
+// each sliver `sliver` words. Across C's rows, 32 at a time, each sweeping the nc columns: a
+// 32-row strip of C is few pages however wide C is (a vocabulary-wide head's rows are 32 KiB apart,
+// and stepping down the rows instead missed the TLB on every tile row).
+inline void SweepBlocks(int64_t nkt, const uint32_t* pa, const uint32_t* pb, int64_t sliver, int64_t mc, int64_t nc,
+                        float* c0, int64_t ldc, float alpha, float beta) {
+  for (int64_t ir = 0; ir < mc; ir += 32) {
+    const int mr = int(std::min<int64_t>(32, mc - ir));
+    const uint32_t* a = pa + (ir / 16) * sliver;
+    for (int64_t jr = 0; jr < nc; jr += 32) {
+      const int nr = int(std::min<int64_t>(32, nc - jr));
+      const uint32_t* b = pb + (jr / 16) * sliver;
+      float* c = c0 + ir * ldc + jr;
+      if (mr > 16) {
+        if (nr > 16) Block<2, 2>(nkt, a, sliver, b, sliver, c, ldc, alpha, beta, mr, nr);
+        else Block<2, 1>(nkt, a, sliver, b, sliver, c, ldc, alpha, beta, mr, nr);
+      } else {
+        if (nr > 16) Block<1, 2>(nkt, a, sliver, b, sliver, c, ldc, alpha, beta, mr, nr);
+        else Block<1, 1>(nkt, a, sliver, b, sliver, c, ldc, alpha, beta, mr, nr);
+      }
+    }
+  }
+}
+
 template <int MC, int KC, int NC>
 struct Gemm {
   static_assert(MC % 32 == 0 && NC % 32 == 0 && KC % 32 == 0, "blocks must hold whole 2 x 2 tile blocks");
@@ -214,25 +238,7 @@ struct Gemm {
           const int64_t mc = std::min<int64_t>(MC, g.m - ic);
           uint32_t* pa_block = whole_a ? pa + (ic / 16) * sliver : pa;
           if (!whole_a || jc == 0) PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa_block);
-          // Across C's rows, 32 at a time, each sweeping the NC columns: a 32-row strip of C is
-          // few pages however wide C is (a vocabulary-wide head's rows are 32 KiB apart, and
-          // stepping down the rows instead missed the TLB on every tile row).
-          for (int64_t ir = 0; ir < mc; ir += 32) {
-            const int mr = int(std::min<int64_t>(32, mc - ir));
-            const uint32_t* a = pa_block + (ir / 16) * sliver;
-            for (int64_t jr = 0; jr < nc; jr += 32) {
-              const int nr = int(std::min<int64_t>(32, nc - jr));
-              const uint32_t* b = pb + (jr / 16) * sliver;
-              float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-              if (mr > 16) {
-                if (nr > 16) Block<2, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-                else Block<2, 1>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-              } else {
-                if (nr > 16) Block<1, 2>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-                else Block<1, 1>(nkt, a, sliver, b, sliver, c, g.ldc, g.alpha, beta, mr, nr);
-              }
-            }
-          }
+          SweepBlocks(nkt, pa_block, pb, sliver, mc, nc, g.c + ic * g.ldc + jc, g.ldc, g.alpha, beta);
         }
       }
     }
