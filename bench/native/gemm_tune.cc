@@ -204,36 +204,22 @@ const Shape kGptShapes[] = {
 
 inline uint64_t Ticks() { return __rdtsc(); }
 
-// rt_amx::Gemm<MC, KC, NC>::run's loops with a tick counter around each part: pack B, pack A, tiles.
+// Ticks between the parts of rt_amx::Gemm<MC, KC, NC>::run_timed: pack B, pack A, tiles.
+struct TickParts {
+  uint64_t* t;
+  uint64_t at = 0;
+  void mark() { at = Ticks(); }
+  void lap(int part) {
+    const uint64_t now = Ticks();
+    t[part] += now - at;
+    at = now;
+  }
+};
+
 template <int MC, int KC, int NC>
 void AmxParts(const rt::Bf16GemmProblem& g, uint64_t t[3]) {
-  using namespace rt_amx;
-  static typename Gemm<MC, KC, NC>::Buffer abuf;
-  static uint32_t* pb = static_cast<uint32_t*>(std::aligned_alloc(64, size_t(KC / 2) * NC * 4));
-  const int64_t m16 = (g.m + 15) / 16 * 16, k32 = (g.k + 31) / 32 * 32;
-  const bool whole_a = g.n > NC && g.k <= KC && size_t(m16 * k32 / 2) <= Gemm<MC, KC, NC>::kWholeAWords;
-  uint32_t* pa = abuf.get(whole_a ? size_t(m16 * k32 / 2) : size_t(MC) * (KC / 2));
-  ConfigureThisThread();
-  for (int64_t jc = 0; jc < g.n; jc += NC) {
-    const int64_t nc = std::min<int64_t>(NC, g.n - jc);
-    for (int64_t pc = 0; pc < g.k; pc += KC) {
-      const int64_t kc = std::min<int64_t>(KC, g.k - pc), nkt = (kc + 31) / 32, sliver = nkt * kTileWords;
-      const float beta = pc == 0 ? g.beta : 1.0f;
-      uint64_t t0 = Ticks();
-      PackBPairs<1>(g.b, pc * g.b.rs + jc * g.b.cs, kc, nc, pb, nkt * 16);
-      t[0] += Ticks() - t0;
-      for (int64_t ic = 0; ic < g.m; ic += MC) {
-        const int64_t mc = std::min<int64_t>(MC, g.m - ic);
-        t0 = Ticks();
-        uint32_t* pa_block = whole_a ? pa + (ic / 16) * sliver : pa;
-        if (!whole_a || jc == 0) PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa_block);
-        const uint64_t t1 = Ticks();
-        t[1] += t1 - t0;
-        SweepBlocks(nkt, pa_block, pb, sliver, mc, nc, g.c + ic * g.ldc + jc, g.ldc, g.alpha, beta);
-        t[2] += Ticks() - t1;
-      }
-    }
-  }
+  TickParts timer{t};
+  rt_amx::Gemm<MC, KC, NC>::run_timed(g, timer);
 }
 
 // Per GPT shape: GFLOPS of the whole product (thread CPU time, median of 5) and the share of ticks

@@ -196,6 +196,12 @@ inline void SweepBlocks(int64_t nkt, const uint32_t* pa, const uint32_t* pb, int
   }
 }
 
+// run()'s part timer: nothing (gemm_tune.cc's amx-parts passes one that counts ticks).
+struct NoPartTimer {
+  void mark() {}
+  void lap(int) {}
+};
+
 template <int MC, int KC, int NC>
 struct Gemm {
   static_assert(MC % 32 == 0 && NC % 32 == 0 && KC % 32 == 0, "blocks must hold whole 2 x 2 tile blocks");
@@ -218,6 +224,14 @@ struct Gemm {
   static constexpr size_t kWholeAWords = size_t(1) << 18;  // 1 MiB: half of L2, beside B's panel
 
   static void run(const Bf16GemmProblem& g) {
+    NoPartTimer none;
+    run_timed(g, none);
+  }
+
+  // run()'s loops, telling `timer` where packing B (part 0), packing A (1) and the tile loop (2)
+  // end: bench/native/gemm_tune.cc's amx-parts counts ticks there, the addon's run() nothing.
+  template <class PartTimer>
+  static void run_timed(const Bf16GemmProblem& g, PartTimer& timer) {
     static thread_local Buffer abuf, bbuf;
     // One k block and C wider than NC (the vocabulary-wide head's x @ w.T): A is packed once, all
     // of it, and read by every NC columns, where it used to be packed (rounded from float32) again
@@ -233,12 +247,16 @@ struct Gemm {
         const int64_t kc = std::min<int64_t>(KC, g.k - pc), nkt = (kc + 31) / 32, sliver = nkt * kTileWords;
         // Later k blocks add to what the first left.
         const float beta = pc == 0 ? g.beta : 1.0f;
+        timer.mark();
         PackBPairs<1>(g.b, pc * g.b.rs + jc * g.b.cs, kc, nc, pb, nkt * 16);
+        timer.lap(0);
         for (int64_t ic = 0; ic < g.m; ic += MC) {
           const int64_t mc = std::min<int64_t>(MC, g.m - ic);
           uint32_t* pa_block = whole_a ? pa + (ic / 16) * sliver : pa;
           if (!whole_a || jc == 0) PackATiles(g.a, ic * g.a.rs + pc * g.a.cs, mc, kc, nkt, pa_block);
+          timer.lap(1);
           SweepBlocks(nkt, pa_block, pb, sliver, mc, nc, g.c + ic * g.ldc + jc, g.ldc, g.alpha, beta);
+          timer.lap(2);
         }
       }
     }
