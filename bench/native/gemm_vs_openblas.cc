@@ -1,6 +1,7 @@
 // The AVX-512 float32 GEMM (native/kernels/gemm.inl at the addon's tile and blocks) beside OpenBLAS's
 // cblas_sgemm in one process, one thread, on the squares and the MLP/attention shapes of
-// bench/gemm.ts. The two take turns: 21 pairs of runs of ~25 ms each, timed on this thread's CPU
+// bench/gemm.ts, and each side's share of this core's float32 FMA peak (fma_peak.h, measured first:
+// a side near it cannot be beaten by much). The two take turns: 21 pairs of runs of ~25 ms each, timed on this thread's CPU
 // clock, so that other jobs on a shared machine (which preempt and slow both alike) move the
 // pairwise ratio far less than they move either figure. Prints per shape the median GFLOPS of each
 // and the median of the per-pair ratios ours / OpenBLAS.
@@ -20,6 +21,7 @@
 #include <random>
 #include <vector>
 
+#include "fma_peak.h"
 #include "gemm_shapes.h"
 
 #include "kernel_table.h"
@@ -115,7 +117,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (threads) threads(1);
+  const double peak = fma_peak::PeakGflops();
   std::printf("OpenBLAS kernels: %s; one thread; GFLOPS medians of 21 alternating runs (thread CPU time)\n", core ? core() : "?");
+  std::printf("this core's float32 FMA peak (fma_peak.h): %.1f GFLOPS; %% = share of it\n", peak);
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> u(-1, 1);
   for (const Shape& s : kShapes) {
@@ -140,8 +144,9 @@ int main(int argc, char** argv) {
       theirs.push_back(flop * reps / t_theirs / 1e9);
       ratio.push_back(t_theirs / t_ours);
     }
-    std::printf("%-28s ours %6.1f  openblas %6.1f  ours/openblas %.3f  (|diff|/k %.1e)\n", s.name, Median(mine),
-                Median(theirs), Median(ratio), Disagreement(s, a.data(), b.data()));
+    std::printf("%-28s ours %6.1f (%3.0f%%)  openblas %6.1f (%3.0f%%)  ours/openblas %.3f  (|diff|/k %.1e)\n", s.name,
+                Median(mine), 100 * Median(mine) / peak, Median(theirs), 100 * Median(theirs) / peak, Median(ratio),
+                Disagreement(s, a.data(), b.data()));
     std::fflush(stdout);
   }
   return 0;
