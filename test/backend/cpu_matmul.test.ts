@@ -276,6 +276,27 @@ describe("cpu backend: matmul", { skip }, () => {
     }
   });
 
+  it("batches split over 2-8 threads: each matrix and each part of one computed exactly once", () => {
+    // The pool gives each thread a contiguous share of the tasks and lets it take the others'
+    // from their ends: batches below, at and above the thread count, and beta 0.5 (a task run
+    // twice would scale C twice; one never run would leave the NaN that beta 0 must overwrite).
+    const rng = new Rng(19);
+    const backend = cpuBackend()!;
+    const before = backend.getNumThreads();
+    try {
+      for (const threads of [2, 3, 5, 8]) {
+        backend.setNumThreads(threads);
+        for (const batch of [1, 2, 3, 4, 5, 7, 8, 9, 13, 17]) {
+          const beta = batch % 2 === 0 ? 0.5 : 0;
+          check({ batch, m: 192, n: 72, k: 64, transA: false, transB: batch % 3 === 0, beta }, Float32Array, rng, `threads=${threads}`);
+        }
+        check({ batch: 1, m: 700, n: 40, k: 80, transA: true, transB: false, beta: 0.5 }, Float64Array, rng, `M split, threads=${threads}`);
+      }
+    } finally {
+      backend.setNumThreads(before);
+    }
+  });
+
   it("int32 operands go to the reference", () => {
     const a = Int32Array.from([1, 2, 3, 4]);
     const b = Int32Array.from([5, 6, 7, 8]);
