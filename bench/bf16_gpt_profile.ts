@@ -1,11 +1,14 @@
-// node --import tsx --conditions=source bench/bf16_gpt_profile.ts [--steps 12] [--only fp32|bf16] [--callers] [--shapes]
+// node --import tsx --conditions=source bench/bf16_gpt_profile.ts [--steps 12] [--only fp32|bf16] [--callers] [--shapes] [--cpu]
 //
 // Where one training step of bench/bf16_gpt.ts spends its time: every method of the active backend
 // is wrapped with a timer (outermost calls only, so a method that calls another is counted once),
 // and what is left of the step's wall time is JavaScript (op dispatch, autograd, allocation) and
 // garbage collection. --callers splits each backend method by the ops function that called it
 // (reads a stack per call: slower, use for the split, not the totals). --shapes splits the
-// GEMMs by size and operand layout (N row-major, T transposed, S other strides).
+// GEMMs by size and operand layout (N row-major, T transposed, S other strides). --cpu times the
+// calls and steps by the process's CPU time instead of wall time: on a shared machine a call's wall
+// time counts whatever ran in its place (a loaded run read the bf16 GEMMs 217 ms a step by wall
+// time, 176 by CPU time), while its CPU time stays near what a quiet run's wall time would read.
 import { autocast, crossEntropy, getBackend, manualSeed, memoryPool, randint, type Tensor } from "../src/index.js";
 import * as optim from "../src/optim/index.js";
 import { GPT } from "./gpt.js";
@@ -18,6 +21,12 @@ const steps = Number(option("--steps", "12"));
 const only = option("--only", "");
 const callers = args.includes("--callers");
 const shapes = args.includes("--shapes");
+const now = args.includes("--cpu")
+  ? () => {
+      const c = process.cpuUsage();
+      return (c.user + c.system) / 1000;
+    }
+  : () => performance.now();
 const WARMUP = 3;
 
 const times = new Map<string, { ms: number; calls: number }>();
@@ -41,11 +50,11 @@ for (const name of Object.keys(backend)) {
   backend[name] = function (this: unknown, ...a: unknown[]) {
     if (!counting || depth > 0) return (f as (...x: unknown[]) => unknown).apply(this, a);
     depth++;
-    const t0 = performance.now();
+    const t0 = now();
     try {
       return (f as (...x: unknown[]) => unknown).apply(this, a);
     } finally {
-      const ms = performance.now() - t0;
+      const ms = now() - t0;
       depth--;
       let key = callers ? `${name} <- ${caller()}` : name;
       if (shapes && name.startsWith("matmul")) {
@@ -74,21 +83,21 @@ function profile(low: boolean): void {
   for (let i = 0; i < steps; i++) {
     counting = i >= WARMUP;
     if (i === WARMUP) before = memoryPool.stats();
-    const t0 = performance.now();
+    const t0 = now();
     opt.zeroGrad();
     const logits = autocast("bfloat16", { enabled: low }, () => model.call(idx).reshape([-1, V]));
     const loss: Tensor = crossEntropy(logits, tgt);
     loss.backward();
     opt.step();
     loss.item();
-    if (counting) wall += performance.now() - t0;
+    if (counting) wall += now() - t0;
   }
   counting = false;
   const n = steps - WARMUP;
   const after = memoryPool.stats();
   let inBackend = 0;
   for (const e of times.values()) inBackend += e.ms;
-  console.log(`\n${low ? "bf16 (autocast)" : "fp32"}: ${(wall / n).toFixed(1)} ms/step over ${n} steps, ${(((wall / n) / 1000) ** -1 * B * T).toFixed(0)} tokens/s`);
+  console.log(`\n${low ? "bf16 (autocast)" : "fp32"}: ${(wall / n).toFixed(1)} ms/step${args.includes("--cpu") ? " of process CPU" : ""} over ${n} steps, ${(((wall / n) / 1000) ** -1 * B * T).toFixed(0)} tokens/s`);
   const rows = [...times.entries()].sort((a, b) => b[1].ms - a[1].ms);
   for (const [k, e] of rows.slice(0, 40)) {
     console.log(`  ${(e.ms / n).toFixed(2).padStart(7)} ms ${((100 * e.ms) / wall).toFixed(1).padStart(5)}%  ${String(e.calls / n).padStart(5)} calls  ${k}`);
