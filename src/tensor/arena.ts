@@ -192,15 +192,6 @@ export class Arena {
     this.scavengeMicros = Number.isNaN(last) ? micros : last + SCAVENGE_WEIGHT * (Math.min(micros, SCAVENGE_CLIP * last) - last);
   }
 
-  /**
-   * This thread's young-generation collections asked for so far (ArenaStats.collections): a counter
-   * kept here, so reading it costs nothing, unlike read(), which takes the arena's lock and checks
-   * every block handed out (DataParallel's profile counts each thread's at every hand-off).
-   */
-  get collectionCount(): number {
-    return this.collections;
-  }
-
   get policy(): ArenaPolicy {
     return {
       budget: BUDGET, scavengeMicros: this.scavengeMicros, fullMin: FULL_MIN, freeLimit: FREE_LIMIT, fullGrowth: FULL_GROWTH,

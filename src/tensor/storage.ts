@@ -186,10 +186,6 @@ export const memoryPool = {
   stats(): ArenaStats | null {
     return arena?.read() ?? null;
   },
-  /** This thread's young-generation collections the arena asked for (stats().collections, 0 without the arena), without stats()'s lock and block check. */
-  collections(): number {
-    return arena?.collectionCount ?? 0;
-  },
   /** The arena's collection policy (budget, fullMin and freeLimit in bytes; fullGrowth a share; this thread's scavenge cost in µs), or null without the arena. */
   policy(): ArenaPolicy | null {
     return arena ? arena.policy : null;

@@ -57,8 +57,6 @@ let outGrad: SharedArrayBuffer | null = null;
 let graph: rt.Tensor | null = null;
 let seen = 0;
 let closed = false;
-/** The request this thread handled last (ch.OP_*). */
-let lastOp = 0;
 /** The last request ended with a backward (OP_BACKWARD, or a forward with F_BACKWARD), at this time (wallMs). */
 let endedWithBackward = false;
 let lastEndMs = 0;
@@ -220,7 +218,6 @@ function profileIdle(clock: PhaseClock, op: number): void {
 function handle(): boolean {
   const op = ctrl[ch.OP]!;
   if (clock) profileIdle(clock, op);
-  lastOp = op;
   if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
   waited = false;
   // Read before the answer: the main thread may write its next request's words once it has it.
