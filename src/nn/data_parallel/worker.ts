@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
 import * as rt from "../../index.js";
 import { copyInPlace } from "../../ops/elementwise.js";
+import { memoryPool } from "../../tensor/storage.js";
 import { decodeModule } from "./replica_codec.js";
 import * as ch from "./channel.js";
 import { spinWhile } from "./spin.js";
@@ -69,6 +70,12 @@ function answer(message?: object): void {
   times[ch.ANSWERED_MS] = lastEndMs = ch.wallMs();
   Atomics.store(ctrl, ch.DONE, seen);
   Atomics.notify(ctrl, ch.DONE);
+  // The arena's check of every block handed out, twice a step (a few µs): without it, the main
+  // thread asked for 0.60 scavenges per step and this one 0.37 on the bench's Transformer; with it,
+  // 0.29 and 0.31 (2026-12-07, one run each, loaded machine). The blocks the main thread's own
+  // collections freed otherwise waited on the arena's rarely checked list of long-held blocks, and
+  // its free lists ran dry: what keeps it stocked is these checks, whichever thread makes them.
+  memoryPool.reclaim();
   clock?.addCpu();
   clock?.start();
 }
@@ -187,6 +194,7 @@ function backwardAtOnce(p: number): void {
   ctrl[ch.BACKWARD_STATUS] = status;
   Atomics.store(ctrl, ch.BACKWARD_DONE, p);
   Atomics.notify(ctrl, ch.BACKWARD_DONE);
+  memoryPool.reclaim(); // as at an answer (answer())
 }
 
 function backward(): void {
