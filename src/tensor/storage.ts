@@ -186,6 +186,10 @@ export const memoryPool = {
   stats(): ArenaStats | null {
     return arena?.read() ?? null;
   },
+  /** Returns every block found dead now to the arena's free lists (no collection; a no-op without the arena). */
+  reclaim(): void {
+    arena?.reclaim();
+  },
   /** The arena's collection policy (budget, fullMin and freeLimit in bytes; fullGrowth a share; this thread's scavenge cost in µs), or null without the arena. */
   policy(): ArenaPolicy | null {
     return arena ? arena.policy : null;

@@ -121,6 +121,26 @@ describe("nn.DataParallel on worker threads", () => {
     }
   });
 
+  it("forwardLoss: the replicas' backward, run at once with a seed of 1, is scaled by the gradient the loss gets; a call whose backward never came leaves nothing behind", () => {
+    rt.manualSeed(8);
+    const model = new nn.Sequential(new nn.Linear(6, 16), new nn.GELU(), new nn.Linear(16, 4));
+    const criterion = new nn.CrossEntropyLoss();
+    const dp = dataParallel(model, { threads: 3, criterion });
+    for (const n of [9, 5]) {
+      const x = rt.randn([n, 6]);
+      const y = rt.randint(0, 4, [n]);
+      model.zeroGrad();
+      // The reference: one thread on the whole batch, the loss's gradient 2.5 (not the pieces' shares).
+      (criterion.call(model.call(x) as Tensor, y) as Tensor).mul(2.5).backward();
+      const refGrads = [...model.parameters()].map((p) => p.grad!.clone());
+      model.zeroGrad();
+      // A call whose backward never runs: its replicas' gradients must not reach the next call's.
+      dp.forwardLoss(rt.randn([n, 6]), rt.randint(0, 4, [n]));
+      dp.forwardLoss(x, y).mul(2.5).backward();
+      [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, refGrads[i]!) <= 1e-5, `grad ${i}, batch ${n}`));
+    }
+  });
+
   it("forwardLoss: a Transformer trained 3 SGD steps with a loss class of the user's own matches one thread; the plain call still works beside it", () => {
     rt.manualSeed(7);
     const layer = () => new nn.TransformerEncoderLayer(16, 4, { dimFeedforward: 32, dropout: 0, activation: "gelu", batchFirst: true });

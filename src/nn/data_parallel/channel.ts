@@ -30,6 +30,14 @@ export const OUT_NDIM = 8;
 export const PASS = 9; // with a backward request: its number, which the worker writes into `ready` per parameter (see below)
 export const TGT_DTYPE = 10; // the target's, for a forward with the criterion (F_LOSS)
 export const TGT_NDIM = 11;
+/**
+ * With a forward that carries F_BACKWARD (forwardLoss with grad): the worker runs its piece's backward
+ * right after answering the forward, with a gradient of 1 for its scalar loss, and then sets
+ * BACKWARD_DONE to that pass's PASS (whether or not there was a graph to run), with BACKWARD_STATUS
+ * saying whether an error waits on the port.
+ */
+export const BACKWARD_DONE = 12;
+export const BACKWARD_STATUS = 13;
 export const MAX_DIMS = 16;
 export const IN_SHAPE = 16;
 export const OUT_SHAPE = IN_SHAPE + MAX_DIMS;
@@ -38,7 +46,8 @@ export const WORDS = TGT_SHAPE + MAX_DIMS;
 /** Float64 words after the Int32 ones, in the same buffer: times in ms on one clock for all threads (wallMs). */
 export const ANSWERED_MS = 0; // when the worker answered its last request
 export const MAIN_BACKWARD_MS = 1; // when the main thread's own piece's backward ended (the profile's idleForMainBackward)
-const TIMES = 2;
+export const BACKWARD_MS = 2; // when the worker ended the backward it ran on its own (F_BACKWARD)
+const TIMES = 3;
 
 /** The control words' buffer: WORDS Int32 words, then TIMES Float64 words (timesOf). */
 export function controlWords(): Int32Array {
@@ -65,6 +74,7 @@ export const F_GRAD = 1;
 export const F_TRAINING = 2;
 export const F_PORT = 4; // a message waits on the port with this request
 export const F_LOSS = 8; // the forward ends with the criterion on the target's piece: the output is the loss
+export const F_BACKWARD = 16; // with F_LOSS: the backward follows the forward's answer at once (BACKWARD_DONE)
 
 export const S_OK = 0;
 export const S_ERROR = 1; // { error } waits on the port

@@ -4,7 +4,7 @@ import { queueCallback } from "../../autograd/engine.js";
 import { isGradEnabled, noGrad, setGradEnabled } from "../../autograd/grad_mode.js";
 import { split } from "../../ops/join.js";
 import { finishGather, startGather } from "./gather.js";
-import { addInPlace, copyInPlace } from "../../ops/elementwise.js";
+import { addInPlace, binaryInPlace, copyInPlace } from "../../ops/elementwise.js";
 import { clone } from "../../ops/creation.js";
 import { Tensor } from "../../tensor/tensor.js";
 import { siblingModule, spawnWorker } from "../../util/spawn_worker.js";
@@ -72,6 +72,13 @@ interface Replica {
   pass: number;
   /** The forward call whose graph the worker holds. */
   forwardId: number;
+  /**
+   * The pass of a backward the worker runs on its own after its forward (forwardLoss with grad,
+   * channel.ts's F_BACKWARD) that this thread has not yet waited for; 0 when none.
+   */
+  backwardPass: number;
+  /** What the replica's gradients are multiplied by when added into `.grad`: the gradient its loss got, for a backward run with a seed of 1. */
+  gradScale: number;
   /** The worker's phase times (profile option). */
   clock: PhaseClock | null;
 }
@@ -193,7 +200,7 @@ export class DataParallel extends Module {
       });
       worker.unref();
       port1.unref();
-      this.replicas.push({ worker, port: port1, slot, ctrl, times: ch.timesOf(ctrl), lateForwardMs: NaN, started: false, input: null, target: null, output: null, outGrad: null, grads: [], ready: new Int32Array(0), taken: new Int32Array(0), pass: 0, forwardId: 0, clock });
+      this.replicas.push({ worker, port: port1, slot, ctrl, times: ch.timesOf(ctrl), lateForwardMs: NaN, started: false, input: null, target: null, output: null, outGrad: null, grads: [], ready: new Int32Array(0), taken: new Int32Array(0), pass: 0, forwardId: 0, backwardPass: 0, gradScale: 1, clock });
     }
   }
 
@@ -256,6 +263,9 @@ export class DataParallel extends Module {
       throw new Error("DataParallel: an input that requires grad is not supported (its gradient would have to come back from the worker threads); detach it");
     }
     if (this.backwardPending.length > 0) this.collectGradients();
+    // A backward the workers ran on their own for a call whose backward never came: its graph holds
+    // the input and target buffers about to be overwritten.
+    for (const r of this.replicas) if (r.backwardPass !== 0) this.settleBackward(r);
     const n = input.shape[0]!;
     const sizes = this.pieceSizes(n);
     const chunks = split(input, sizes, 0);
@@ -331,6 +341,11 @@ export class DataParallel extends Module {
       ch.writeShape(c, ch.TGT_SHAPE, ch.TGT_NDIM, target.shape, "target");
     }
     r.forwardId = id;
+    if (target && grad) {
+      // The worker runs its piece's backward right after its forward (worker.ts's backwardAtOnce).
+      flags |= ch.F_BACKWARD;
+      c[ch.PASS] = r.backwardPass = ++r.pass;
+    }
     this.request(r, ch.OP_FORWARD, flags);
   }
 
@@ -349,6 +364,15 @@ export class DataParallel extends Module {
     }
     const c = r.ctrl;
     this.clock?.start();
+    if (r.backwardPass !== 0) {
+      // Its backward already runs, with a seed of 1 for its loss (a scalar): its gradients are scaled by this one when added.
+      r.gradScale = g.item();
+      r.forwardId = 0;
+      if (this.backwardPending.length === 0) queueCallback(this.collectAfterBackward);
+      this.backwardPending.push(r);
+      return [];
+    }
+    r.gradScale = 1;
     noGrad(() => copyInPlace(ch.tensorOver(r.outGrad!, ch.dtypeOf(c[ch.OUT_DTYPE]!), ch.readShape(c, ch.OUT_SHAPE, ch.OUT_NDIM)), g));
     r.forwardId = 0;
     c[ch.PASS] = ++r.pass;
@@ -376,20 +400,30 @@ export class DataParallel extends Module {
     for (const r of pending) {
       try {
         this.waitingFor = r;
-        this.wait(r, "backward", this.sumWhileWaiting);
+        if (r.backwardPass !== 0) this.waitBackwardAtOnce(r, this.sumWhileWaiting);
+        else this.wait(r, "backward", this.sumWhileWaiting);
       } catch (error) {
         failure ??= error;
       }
     }
     this.waitingFor = null;
     this.clock?.lap(WAIT_BACKWARD);
+    // Which of them ran their backward at once (F_BACKWARD): waited for, so none is left outstanding, even on failure.
+    const atOnce: boolean[] = [];
+    for (const r of pending) {
+      atOnce.push(r.backwardPass !== 0);
+      r.backwardPass = 0;
+    }
     if (failure !== undefined) throw failure;
     // For the worker's profile: it splits its idle before the next forward at this time (worker.ts).
     for (const r of pending) r.times[ch.MAIN_BACKWARD_MS] = mainBackwardMs;
     if (this.balancer) {
       const sampleMs = (mainBackwardMs - this.callStartMs) / this.mainPiece;
-      for (const r of pending) {
-        if (!Number.isNaN(r.lateForwardMs)) this.balancer.record(r.slot - 1, r.lateForwardMs + r.times[ch.ANSWERED_MS]! - mainBackwardMs, sampleMs);
+      for (let i = 0; i < pending.length; i++) {
+        const r = pending[i]!;
+        // A backward run at once follows the worker's forward without a wait: when it ended is the whole lag.
+        const late = atOnce[i] ? r.times[ch.BACKWARD_MS]! - mainBackwardMs : r.lateForwardMs + r.times[ch.ANSWERED_MS]! - mainBackwardMs;
+        if (!Number.isNaN(r.lateForwardMs)) this.balancer.record(r.slot - 1, late, sampleMs);
         r.lateForwardMs = NaN;
       }
     }
@@ -406,6 +440,7 @@ export class DataParallel extends Module {
   private sumReady(r: Replica): boolean {
     const params = this.params;
     const pass = r.pass;
+    const scale = r.gradScale;
     let any = false;
     const gradMode = isGradEnabled();
     setGradEnabled(false);
@@ -416,8 +451,10 @@ export class DataParallel extends Module {
         r.taken[i] = pass;
         any = true;
         const p = params[i]!;
-        if (p.grad) addInPlace(p.grad, r.grads[i]!);
-        else p.grad = clone(r.grads[i]!);
+        // The buffer is this thread's until the replica's next pass: scaled where it lies.
+        const g = scale === 1 ? r.grads[i]! : binaryInPlace("mul", r.grads[i]!, scale, "mul_");
+        if (p.grad) addInPlace(p.grad, g);
+        else p.grad = clone(g);
       }
     } finally {
       setGradEnabled(gradMode);
@@ -501,20 +538,7 @@ export class DataParallel extends Module {
    */
   private wait(r: Replica, what: string, work?: () => boolean): void {
     const c = r.ctrl;
-    const expected = Atomics.load(c, ch.CMD);
-    const deadline = Date.now() + this.timeoutMs;
-    let blocked = false;
-    for (;;) {
-      const done = Atomics.load(c, ch.DONE);
-      if (done === expected) break;
-      if (work !== undefined && work()) continue;
-      if (!blocked && spinWhile(c, ch.DONE, done, this.spinMs, work)) continue;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
-      Atomics.wait(c, ch.DONE, done, Math.min(left, 1000));
-      blocked = true;
-    }
-    if (blocked && this.clock && r.clock) this.clock.woke(r.clock.totals, ANSWERED_AT);
+    this.waitWord(r, what, ch.DONE, Atomics.load(c, ch.CMD), work);
     const status = c[ch.STATUS]!;
     if (status === ch.S_OK) return;
     if (status === ch.S_EXITED) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) exited during its ${what}`);
@@ -533,6 +557,44 @@ export class DataParallel extends Module {
       r.grads = message.grads.map((b, i) => ch.tensorOver(b, params[i]!.dtype, params[i]!.shape));
       r.ready = message.ready!;
       r.taken = new Int32Array(params.length);
+    }
+  }
+
+  /** Blocks until word `at` of replica `r`'s control words holds `expected` (polling, then Atomics.wait; `work` as in wait()). */
+  private waitWord(r: Replica, what: string, at: number, expected: number, work?: () => boolean): void {
+    const c = r.ctrl;
+    const deadline = Date.now() + this.timeoutMs;
+    let blocked = false;
+    for (;;) {
+      const done = Atomics.load(c, at);
+      if (done === expected) break;
+      if (work !== undefined && work()) continue;
+      if (!blocked && spinWhile(c, at, done, this.spinMs, work)) continue;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) did not answer its ${what} within ${this.timeoutMs} ms`);
+      Atomics.wait(c, at, done, Math.min(left, 1000));
+      blocked = true;
+    }
+    if (blocked && this.clock && r.clock) this.clock.woke(r.clock.totals, ANSWERED_AT);
+  }
+
+  /** Waits for the backward replica `r` runs after its forward (F_BACKWARD); throws its error. */
+  private waitBackwardAtOnce(r: Replica, work?: () => boolean): void {
+    this.waitWord(r, "backward", ch.BACKWARD_DONE, r.backwardPass, work);
+    if (r.ctrl[ch.BACKWARD_STATUS] !== ch.S_OK) {
+      const failed = this.takeMessage(r, "backward").error;
+      const error = new Error(`DataParallel: replica ${r.slot} failed in its backward: ${failed?.message ?? "unknown error"}`);
+      if (failed?.stack) error.stack = `${error.message}\n    [in worker thread] ${failed.stack}`;
+      throw error;
+    }
+  }
+
+  /** Waits out a backward replica `r` ran on its own for a call whose backward never came (its gradients are not used). */
+  private settleBackward(r: Replica): void {
+    try {
+      this.waitBackwardAtOnce(r);
+    } finally {
+      r.backwardPass = 0;
     }
   }
 

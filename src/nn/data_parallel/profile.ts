@@ -1,5 +1,5 @@
 import { openSync, readSync } from "node:fs";
-import { accountSpinWith, spunNs } from "./spin.js";
+import { spunNs } from "./spin.js";
 import { memoryPool } from "../../tensor/storage.js";
 
 /**
@@ -132,10 +132,6 @@ export class PhaseClock {
     this.base = totals.length - SLOTS;
     this.marks[1] = threadCpuNs();
     this.marks[2] = lastRunDelayNs;
-    accountSpinWith(() => {
-      threadCpuNs();
-      return lastRunDelayNs / 1e6;
-    });
     this.marks[3] = spunNs();
     this.marks[4] = scavengesHere();
   }
@@ -211,7 +207,13 @@ export function readProfile<P extends string>(names: readonly P[], totals: Float
   };
 }
 
-/** The young-generation collections the arena has asked for on this thread (0 without the arena). */
+/**
+ * The young-generation collections the arena has asked for on this thread (0 without the arena).
+ * Through memoryPool.stats(), whose check of every block handed out (arena.cc's Reclaim(true)) is
+ * not free of effects: read from the arena's own counter instead (no check), at a worker's two
+ * answers per step, DataParallel's threads on the bench's Transformer asked for 0.5-0.9
+ * scavenges per step each instead of 0.2-0.3 (2026-12-07, loaded machine): see the README.
+ */
 function scavengesHere(): number {
   return memoryPool.stats()?.collections ?? 0;
 }

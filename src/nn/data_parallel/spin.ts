@@ -16,21 +16,17 @@ export const SPIN_MS = 2;
 
 /** A gap this long between two clock reads of a poll says that its thread lost its core meanwhile. */
 const PREEMPTED_MS = 0.25;
+/**
+ * A gap this long between two clock reads (64 loads of one word apart: well under a µs on a core) is
+ * time the thread did not run (preempted, or the hypervisor's): not counted as polling.
+ */
+const OFF_CORE_MS = 0.02;
 /** Hand-offs that block at once after a poll lost its core (a few dozen steps). */
 const BACKOFF = 128;
 
 // Per thread (module state is each isolate's own).
 let spun = 0;
 let skip = 0;
-let runDelayMs: (() => number) | null = null;
-
-/**
- * Where a profile is kept: `delayMs` reads this thread's run delay (ms runnable but off its core),
- * so that the time a poll was preempted is not counted as CPU (on a loaded machine most of it was).
- */
-export function accountSpinWith(delayMs: () => number): void {
-  runDelayMs = delayMs;
-}
 
 /**
  * Polls word `at` of `ctrl` for up to `ms` while it still holds `value`; true once it changed, false
@@ -45,10 +41,13 @@ export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: numbe
     return false;
   }
   const t0 = performance.now();
-  const delay0 = runDelayMs ? runDelayMs() : 0;
   let until = t0 + ms;
   let now = t0;
   let worked = 0;
+  // Time off the core, from the poll's own clock reads: the thread's run delay from
+  // /proc/thread-self/schedstat, read before and after each poll, cost two reads of 5-12 µs each
+  // (system calls, on this VM) at every hand-off of a profiled step.
+  let offCore = 0;
   let changed = false;
   do {
     for (let i = 0; i < 64 && !changed; i++) changed = Atomics.load(ctrl, at) !== value;
@@ -64,16 +63,18 @@ export function spinWhile(ctrl: Int32Array, at: number, value: number, ms: numbe
     }
     const before = now;
     now = performance.now();
-    if (now - before > PREEMPTED_MS) {
+    const gap = now - before;
+    if (gap > OFF_CORE_MS) offCore += gap;
+    if (gap > PREEMPTED_MS) {
       skip = BACKOFF;
       break;
     }
   } while (!changed && now < until);
-  spun += Math.max(0, now - t0 - worked - (runDelayMs ? runDelayMs() - delay0 : 0));
+  spun += Math.max(0, now - t0 - worked - offCore);
   return changed;
 }
 
-/** Time this thread has spent polling on its core in spinWhile, in ns: CPU time (its run delay taken out where accountSpinWith was called). */
+/** Time this thread has spent polling on its core in spinWhile, in ns: CPU time (the gaps in its polling, off its core, taken out). */
 export function spunNs(): number {
   return spun * 1e6;
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
 import * as rt from "../../index.js";
 import { copyInPlace } from "../../ops/elementwise.js";
+import { memoryPool } from "../../tensor/storage.js";
 import { decodeModule } from "./replica_codec.js";
 import * as ch from "./channel.js";
 import { spinWhile } from "./spin.js";
@@ -57,17 +58,24 @@ let outGrad: SharedArrayBuffer | null = null;
 let graph: rt.Tensor | null = null;
 let seen = 0;
 let closed = false;
-/** The request this thread handled last (ch.OP_*). */
-let lastOp = 0;
+/** The last request ended with a backward (OP_BACKWARD, or a forward with F_BACKWARD), at this time (wallMs). */
+let endedWithBackward = false;
+let lastEndMs = 0;
 
 function answer(message?: object): void {
   if (message) port.postMessage(message);
   ctrl[ch.STATUS] = message ? ((message as { error?: unknown }).error ? ch.S_ERROR : ch.S_MESSAGE) : ch.S_OK;
   if (clock) PhaseClock.stamp(setup.profile!, ANSWERED_AT);
   // For the main thread's balancer (balance.ts): when this replica finished.
-  times[ch.ANSWERED_MS] = ch.wallMs();
+  times[ch.ANSWERED_MS] = lastEndMs = ch.wallMs();
   Atomics.store(ctrl, ch.DONE, seen);
   Atomics.notify(ctrl, ch.DONE);
+  // The arena's check of every block handed out, twice a step (a few µs): without it, the main
+  // thread asked for 0.60 scavenges per step and this one 0.37 on the bench's Transformer; with it,
+  // 0.29 and 0.31 (2026-12-07, one run each, loaded machine). The blocks the main thread's own
+  // collections freed otherwise waited on the arena's rarely checked list of long-held blocks, and
+  // its free lists ran dry: what keeps it stocked is these checks, whichever thread makes them.
+  memoryPool.reclaim();
   clock?.addCpu();
   clock?.start();
 }
@@ -157,6 +165,38 @@ function withLoss(x: rt.Tensor): unknown {
   return criterion.call(replica.call(x), y) as unknown;
 }
 
+/**
+ * The backward of a forward that carried F_BACKWARD (forwardLoss with grad), run as soon as the
+ * forward is answered rather than when the main thread's backward reaches this replica's loss:
+ * the worker would otherwise idle through the rest of the main thread's forward, its loss and the
+ * start of its backward. Its seed is 1; the gradient the loss gets in the end (its share of the
+ * batch, or whatever the caller's backward gives it) scales the gradients when the main thread adds
+ * them up, as gradients are linear in the seed. Ends with BACKWARD_DONE set to `p`, whether or not
+ * there was a graph (evaluation, a failed forward), so that the main thread's wait always ends.
+ */
+function backwardAtOnce(p: number): void {
+  let status = ch.S_OK;
+  try {
+    if (graph) {
+      const root = graph;
+      graph = null;
+      pass = p;
+      root.backward();
+    }
+  } catch (error) {
+    const e = error as Error;
+    port.postMessage({ error: { message: e?.message ?? String(error), stack: e?.stack } });
+    status = ch.S_ERROR;
+  }
+  clock?.lap(BACKWARD);
+  times[ch.BACKWARD_MS] = lastEndMs = ch.wallMs();
+  if (clock) PhaseClock.stamp(setup.profile!, ANSWERED_AT);
+  ctrl[ch.BACKWARD_STATUS] = status;
+  Atomics.store(ctrl, ch.BACKWARD_DONE, p);
+  Atomics.notify(ctrl, ch.BACKWARD_DONE);
+  memoryPool.reclaim(); // as at an answer (answer())
+}
+
 function backward(): void {
   if (!graph) throw new Error("DataParallel: backward reached a replica without a recorded forward");
   const root = graph;
@@ -178,17 +218,18 @@ function profileIdle(clock: PhaseClock, op: number): void {
     return;
   }
   clock.lap(IDLE_BEFORE_FORWARD);
-  const ahead = times[ch.MAIN_BACKWARD_MS]! - times[ch.ANSWERED_MS]!;
-  if (lastOp === ch.OP_BACKWARD && ahead > 0) clock.move(IDLE_BEFORE_FORWARD, IDLE_FOR_MAIN_BACKWARD, ahead * 1e6);
+  const ahead = times[ch.MAIN_BACKWARD_MS]! - lastEndMs;
+  if (endedWithBackward && ahead > 0) clock.move(IDLE_BEFORE_FORWARD, IDLE_FOR_MAIN_BACKWARD, ahead * 1e6);
 }
 
 /** Runs one request; false once the main thread has closed this replica. */
 function handle(): boolean {
   const op = ctrl[ch.OP]!;
   if (clock) profileIdle(clock, op);
-  lastOp = op;
   if (clock && waited) clock.woke(setup.profile!, REQUESTED_AT);
   waited = false;
+  // Read before the answer: the main thread may write its next request's words once it has it.
+  const backwardPass = op === ch.OP_FORWARD && (ctrl[ch.FLAGS]! & ch.F_BACKWARD) !== 0 ? ctrl[ch.PASS]! : 0;
   try {
     let message: object | undefined;
     if (ctrl[ch.FLAGS]! & ch.F_PORT) {
@@ -209,6 +250,8 @@ function handle(): boolean {
   } catch (error) {
     fail(error);
   }
+  if (backwardPass !== 0) backwardAtOnce(backwardPass);
+  endedWithBackward = op === ch.OP_BACKWARD || backwardPass !== 0;
   return true;
 }
 
