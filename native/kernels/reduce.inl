@@ -1,29 +1,55 @@
 // Reductions of the middle axis of [outer, size, inner], and the float64 row sums the norms use.
-// Included inside each ISA namespace. float32 sums are accumulated in float64 so that a long axis
-// keeps float32 accuracy.
+// Included inside each ISA namespace. A long float32 axis keeps float32 accuracy: float32 adds run
+// only over short blocks, whose partial sums are folded into float64 (see sum_f64).
+
+// Adds the W float32 lanes of v to the W doubles at acc (W / F64::W widening loads).
+static inline void add_lanes_f64(double* acc, F32::V v) {
+  alignas(64) float lanes[F32::W];
+  F32::store(lanes, v);
+  for (int j = 0; j < F32::W; j += F64::W) F64::store(acc + j, F64::add(F64::load(acc + j), F64::load_f32(lanes + j)));
+}
+
+// The float32 rows a float32 lane adds before its partial sum goes to float64. Widening every
+// float32 to float64 before adding (as this sum did) made it bound by the conversions: 0.69x
+// PyTorch's sum at 1 MB. A lane's float32 error grows with the values it adds, so 16 of them
+// (plus the tree that folds the accumulators) keep each block's rounding error near 20 ulps of the
+// block's magnitude, and float64 then adds blocks with no loss that grows with n.
+constexpr int kF32BlockRows = 16;
 
 // Σ x[i] in float64, vectorised. Eight accumulators: each add waits on the one before it in its
 // chain (several cycles), so with two chains a sum that fits in L2 ran at a fraction of what its
 // loads allow.
 template <class T>
-static inline F64::V load_as_f64(const T* p) {
-  if constexpr (std::is_same_v<T, float>) return F64::load_f32(p);
-  else return F64::load(p);
-}
-
-template <class T>
 static inline double sum_f64(const T* x, int64_t n) {
-  constexpr int W = F64::W;
   constexpr int K = 8;
-  F64::V acc[K];
-  for (int k = 0; k < K; k++) acc[k] = F64::zero();
   int64_t i = 0;
-  for (; i + K * W <= n; i += K * W) {
-    for (int k = 0; k < K; k++) acc[k] = F64::add(acc[k], load_as_f64(x + i + k * W));
+  double s = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int W = F32::W;
+    constexpr int64_t kBlock = int64_t(kF32BlockRows) * K * W;
+    alignas(64) double total[W] = {};
+    while (i + K * W <= n) {
+      const int64_t end = std::min(n - (n - i) % (K * W), i + kBlock);
+      F32::V acc[K];
+      for (int k = 0; k < K; k++) acc[k] = F32::zero();
+      for (; i < end; i += K * W)
+        for (int k = 0; k < K; k++) acc[k] = F32::add(acc[k], F32::load(x + i + k * W));
+      for (int k = 0; k < K / 2; k++) acc[k] = F32::add(acc[k], acc[k + K / 2]);
+      add_lanes_f64(total, F32::add(F32::add(acc[0], acc[2]), F32::add(acc[1], acc[3])));
+    }
+    for (; i + W <= n; i += W) add_lanes_f64(total, F32::load(x + i));
+    for (int j = 0; j < W; j++) s += total[j];
+  } else {
+    constexpr int W = F64::W;
+    F64::V acc[K];
+    for (int k = 0; k < K; k++) acc[k] = F64::zero();
+    for (; i + K * W <= n; i += K * W) {
+      for (int k = 0; k < K; k++) acc[k] = F64::add(acc[k], F64::load(x + i + k * W));
+    }
+    for (; i + W <= n; i += W) acc[0] = F64::add(acc[0], F64::load(x + i));
+    for (int k = 0; k < K / 2; k++) acc[k] = F64::add(acc[k], acc[k + K / 2]);
+    s = F64::hsum(F64::add(F64::add(acc[0], acc[2]), F64::add(acc[1], acc[3])));
   }
-  for (; i + W <= n; i += W) acc[0] = F64::add(acc[0], load_as_f64(x + i));
-  for (int k = 0; k < K / 2; k++) acc[k] = F64::add(acc[k], acc[k + K / 2]);
-  double s = F64::hsum(F64::add(F64::add(acc[0], acc[2]), F64::add(acc[1], acc[3])));
   for (; i < n; i++) s += double(x[i]);
   return s;
 }
@@ -97,6 +123,44 @@ static void extreme(const T* x, int64_t outer, int64_t size, int64_t inner, T* o
   }
 }
 
+// out[i] = Σ_s x[s * inner + i] for i < inner, in float64 (float32: float32 column sums over blocks
+// of kF32BlockRows rows folded into float64, as in sum_f64), a tile of columns at a time so that
+// the float64 totals stay in L1.
+template <class T>
+static void sum_columns(const T* x, int64_t size, int64_t inner, T* out) {
+  constexpr int64_t kTile = 256;
+  for (int64_t i0 = 0; i0 < inner; i0 += kTile) {
+    const int64_t len = std::min(kTile, inner - i0);
+    alignas(64) double acc[kTile];
+    for (int64_t i = 0; i < len; i++) acc[i] = 0;
+    const T* xi = x + i0;
+    if constexpr (std::is_same_v<T, float>) {
+      constexpr int W = F32::W;
+      for (int64_t s0 = 0; s0 < size; s0 += kF32BlockRows) {
+        const int64_t s1 = std::min(size, s0 + kF32BlockRows);
+        // Row by row over the whole tile (contiguous reads; rows inner apart by a power of two
+        // read a few vectors at a time thrashed L1's sets), into float32 totals in L1.
+        const int64_t vlen = len - len % W;
+        alignas(64) float part[kTile];
+        for (int64_t i = 0; i < vlen; i += W) F32::store(part + i, F32::load(xi + s0 * inner + i));
+        for (int64_t s = s0 + 1; s < s1; s++) {
+          const float* row = xi + s * inner;
+          for (int64_t i = 0; i < vlen; i += W) F32::store(part + i, F32::add(F32::load(part + i), F32::load(row + i)));
+        }
+        for (int64_t i = 0; i < vlen; i += W) add_lanes_f64(acc + i, F32::load(part + i));
+        for (int64_t s = s0; s < s1; s++)
+          for (int64_t j = vlen; j < len; j++) acc[j] += double(xi[s * inner + j]);
+      }
+    } else {
+      for (int64_t s = 0; s < size; s++) {
+        const T* row = xi + s * inner;
+        for (int64_t i = 0; i < len; i++) acc[i] += double(row[i]);
+      }
+    }
+    for (int64_t i = 0; i < len; i++) out[i0 + i] = T(acc[i]);
+  }
+}
+
 template <class T>
 static void reduce(int op, const T* x, int64_t outer, int64_t size, int64_t inner, T* out, int32_t* indices) {
   if (size == 0) {
@@ -109,7 +173,6 @@ static void reduce(int op, const T* x, int64_t outer, int64_t size, int64_t inne
   }
   if (op == kMax) return extreme<T, true>(x, outer, size, inner, out, indices);
   if (op == kMin) return extreme<T, false>(x, outer, size, inner, out, indices);
-  constexpr int64_t kTile = 256;
   for (int64_t o = 0; o < outer; o++) {
     const T* xo = x + o * size * inner;
     T* oo = out + o * inner;
@@ -123,15 +186,6 @@ static void reduce(int op, const T* x, int64_t outer, int64_t size, int64_t inne
         for (int64_t i = 0; i < inner; i++) oo[i] *= xo[s * inner + i];
       continue;
     }
-    for (int64_t i0 = 0; i0 < inner; i0 += kTile) {
-      const int64_t len = std::min(kTile, inner - i0);
-      double acc[kTile];
-      for (int64_t i = 0; i < len; i++) acc[i] = 0;
-      for (int64_t s = 0; s < size; s++) {
-        const T* row = xo + s * inner + i0;
-        for (int64_t i = 0; i < len; i++) acc[i] += double(row[i]);
-      }
-      for (int64_t i = 0; i < len; i++) oo[i0 + i] = T(acc[i]);
-    }
+    sum_columns(xo, size, inner, oo);
   }
 }
