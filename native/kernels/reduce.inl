@@ -16,18 +16,40 @@ static inline void add_lanes_f64(double* acc, F32::V v) {
 // block's magnitude, and float64 then adds blocks with no loss that grows with n.
 constexpr int kF32BlockRows = 16;
 
-// Σ x[i] in float64, vectorised. Eight accumulators: each add waits on the one before it in its
-// chain (several cycles), so with two chains a sum that fits in L2 ran at a fraction of what its
-// loads allow.
+// Σ x[i] with every element widened to float64 first. Eight accumulators: each add waits on the
+// one before it in its chain (several cycles), so with two chains a sum that fits in L2 ran at a
+// fraction of what its loads allow.
+template <class T>
+static inline double sum_wide(const T* x, int64_t n) {
+  constexpr int W = F64::W;
+  constexpr int K = 8;
+  auto load = [](const T* p) {
+    if constexpr (std::is_same_v<T, float>) return F64::load_f32(p);
+    else return F64::load(p);
+  };
+  F64::V acc[K];
+  for (int k = 0; k < K; k++) acc[k] = F64::zero();
+  int64_t i = 0;
+  for (; i + K * W <= n; i += K * W)
+    for (int k = 0; k < K; k++) acc[k] = F64::add(acc[k], load(x + i + k * W));
+  for (; i + W <= n; i += W) acc[0] = F64::add(acc[0], load(x + i));
+  for (int k = 0; k < K / 2; k++) acc[k] = F64::add(acc[k], acc[k + K / 2]);
+  double s = F64::hsum(F64::add(F64::add(acc[0], acc[2]), F64::add(acc[1], acc[3])));
+  for (; i < n; i++) s += double(x[i]);
+  return s;
+}
+
+// Σ x[i] in float64. float32 is added in float32 over blocks (kF32BlockRows per lane of eight
+// accumulators) folded into float64; a block that overflowed float32 (values near its largest) has
+// the sum redone widened.
 template <class T>
 static inline double sum_f64(const T* x, int64_t n) {
-  constexpr int K = 8;
-  int64_t i = 0;
-  double s = 0;
   if constexpr (std::is_same_v<T, float>) {
+    constexpr int K = 8;
     constexpr int W = F32::W;
     constexpr int64_t kBlock = int64_t(kF32BlockRows) * K * W;
     alignas(64) double total[W] = {};
+    int64_t i = 0;
     while (i + K * W <= n) {
       const int64_t end = std::min(n - (n - i) % (K * W), i + kBlock);
       F32::V acc[K];
@@ -38,28 +60,27 @@ static inline double sum_f64(const T* x, int64_t n) {
       add_lanes_f64(total, F32::add(F32::add(acc[0], acc[2]), F32::add(acc[1], acc[3])));
     }
     for (; i + W <= n; i += W) add_lanes_f64(total, F32::load(x + i));
+    double s = 0;
     for (int j = 0; j < W; j++) s += total[j];
-  } else {
-    constexpr int W = F64::W;
-    F64::V acc[K];
-    for (int k = 0; k < K; k++) acc[k] = F64::zero();
-    for (; i + K * W <= n; i += K * W) {
-      for (int k = 0; k < K; k++) acc[k] = F64::add(acc[k], F64::load(x + i + k * W));
-    }
-    for (; i + W <= n; i += W) acc[0] = F64::add(acc[0], F64::load(x + i));
-    for (int k = 0; k < K / 2; k++) acc[k] = F64::add(acc[k], acc[k + K / 2]);
-    s = F64::hsum(F64::add(F64::add(acc[0], acc[2]), F64::add(acc[1], acc[3])));
+    for (; i < n; i++) s += double(x[i]);
+    if (std::isfinite(s)) return s;
   }
-  for (; i < n; i++) s += double(x[i]);
-  return s;
+  return sum_wide(x, n);
 }
 
-// Σ (x[i] - c)² in float64.
+// Σ (x[i] - c) and Σ (x[i] - c)² in float64 about a centre c (layer norm passes an estimate of
+// the mean and recovers the exact one from Σ (x - c), so that the variance of a row with a large
+// mean and a tiny spread does not carry the estimate's error squared).
+struct Deviations {
+  double centre, sum, sum_sq;
+};
+
+// Every element widened to float64 first.
 template <class T>
-static inline double sum_sq_dev_f64(const T* x, int64_t n, double c) {
+static inline Deviations deviations_wide(const T* x, int64_t n, double c) {
   constexpr int W = F64::W;
   const F64::V vc = F64::set1(c);
-  F64::V acc0 = F64::zero(), acc1 = F64::zero();
+  F64::V s0 = F64::zero(), s1 = F64::zero(), q0 = F64::zero(), q1 = F64::zero();
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
     F64::V d0, d1;
@@ -70,17 +91,59 @@ static inline double sum_sq_dev_f64(const T* x, int64_t n, double c) {
       d0 = F64::sub(F64::load(x + i), vc);
       d1 = F64::sub(F64::load(x + i + W), vc);
     }
-    acc0 = F64::fmadd(d0, d0, acc0);
-    acc1 = F64::fmadd(d1, d1, acc1);
+    s0 = F64::add(s0, d0);
+    s1 = F64::add(s1, d1);
+    q0 = F64::fmadd(d0, d0, q0);
+    q1 = F64::fmadd(d1, d1, q1);
   }
-  double s = F64::hsum(F64::add(acc0, acc1));
-  for (; i < n; i++) s += (double(x[i]) - c) * (double(x[i]) - c);
-  return s;
+  double sum = F64::hsum(F64::add(s0, s1)), sq = F64::hsum(F64::add(q0, q1));
+  for (; i < n; i++) {
+    const double d = double(x[i]) - c;
+    sum += d, sq += d * d;
+  }
+  return {c, sum, sq};
+}
+
+// float32 as sum_f64 adds: deviations from c rounded to float32 (the centre returned), exact in
+// float32 for elements within a factor 2 of it, squared and summed in float32 over blocks of
+// kF32BlockRows per lane, folded into float64. Squares that overflowed float32 (values above
+// ~1e19) are redone widened, so that var and layer norm stay finite there.
+template <class T>
+static inline Deviations deviations(const T* x, int64_t n, double c) {
+  if constexpr (std::is_same_v<T, float>) {
+    constexpr int W = F32::W;
+    constexpr int K = 4;
+    const float cf = float(c);
+    const F32::V vc = F32::set1(cf);
+    alignas(64) double d1[W] = {}, d2[W] = {};
+    int64_t i = 0;
+    while (i + K * W <= n) {
+      const int64_t end = std::min(n - (n - i) % (K * W), i + int64_t(kF32BlockRows) * K * W);
+      F32::V s1[K], s2[K];
+      for (int k = 0; k < K; k++) s1[k] = s2[k] = F32::zero();
+      for (; i < end; i += K * W)
+        for (int k = 0; k < K; k++) {
+          const F32::V d = F32::sub(F32::load(x + i + k * W), vc);
+          s1[k] = F32::add(s1[k], d);
+          s2[k] = F32::fmadd(d, d, s2[k]);
+        }
+      add_lanes_f64(d1, F32::add(F32::add(s1[0], s1[1]), F32::add(s1[2], s1[3])));
+      add_lanes_f64(d2, F32::add(F32::add(s2[0], s2[1]), F32::add(s2[2], s2[3])));
+    }
+    double sum = 0, sq = 0;
+    for (int j = 0; j < W; j++) sum += d1[j], sq += d2[j];
+    for (; i < n; i++) {
+      const double d = double(x[i] - cf);
+      sum += d, sq += d * d;
+    }
+    if (std::isfinite(sq)) return {double(cf), sum, sq};
+  }
+  return deviations_wide(x, n, c);
 }
 
 template <class T>
 static double sum_squares(const T* x, int64_t n) {
-  return sum_sq_dev_f64(x, n, 0.0);
+  return deviations(x, n, 0.0).sum_sq;
 }
 
 // First extreme of a row, NaN counting as the extreme (PyTorch's max/min).

@@ -80,6 +80,31 @@ describe("cpu backend: reductions and nn kernels", { skip }, () => {
     }
   });
 
+  it("layer norm's float32 statistics: a large mean with a tiny spread, long rows, squares beyond float32", () => {
+    // The variance adds float32 squares of deviations from the mean rounded to float32, in blocks,
+    // and corrects for that rounding; squares that overflow float32 are redone in float64.
+    const rng = new Rng(24);
+    const rows: [string, Float32Array][] = [
+      ["mean 1e4, sd 1e-3", Float32Array.from({ length: 4133 }, () => 1e4 + 1e-3 * rng.normal())],
+      ["mean 1000, sd 1, 100003 long", Float32Array.from({ length: 100003 }, () => 1000 + rng.normal())],
+      ["values to 3e20", Float32Array.from({ length: 67 }, (_, i) => [1e20, -1e20, 3e20, 0][i % 4] * (1 + i / 100))],
+    ];
+    for (const [name, x] of rows) {
+      const n = x.length;
+      const mean = exactSum(x, 0, n, 1) / n;
+      let ss = 0;
+      for (let i = 0; i < n; i++) ss += (x[i] - mean) ** 2;
+      const eps = 1e-12;
+      const rstd = 1 / Math.sqrt(ss / n + eps);
+      forEachIsa((isa, cpu) => {
+        const out = new Float32Array(n), m = new Float32Array(1), r = new Float32Array(1);
+        cpu.layerNorm(x, 1, n, null, null, eps, out, m, r);
+        assert.ok(Math.abs(m[0] - mean) <= 1e-6 * Math.abs(mean), `${isa} ${name}: mean ${m[0]}, expected ${mean}`);
+        assert.ok(Math.abs(r[0] - rstd) <= 1e-5 * rstd, `${isa} ${name}: rstd ${r[0]}, expected ${rstd}`);
+      });
+    }
+  });
+
   it("softmax and log_softmax, forward and backward, including -inf and large logits", () => {
     const rng = new Rng(22);
     forEachIsa((isa, cpu) => {
