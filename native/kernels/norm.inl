@@ -116,8 +116,14 @@ static void layer_norm(const typename S::T* x, int64_t rows, int64_t cols, const
   for (int64_t r = 0; r < rows; r++) {
     const T* xr = x + r * cols;
     T* yr = out + r * cols;
-    const double mu = cols > 0 ? sum_f64(xr, cols) / double(cols) : 0.0;
-    const double var = cols > 0 ? sum_sq_dev_f64(xr, cols, mu) / double(cols) : 0.0;
+    double mu = 0, var = 0;
+    if (cols > 0) {
+      // The mean again from the deviations about the first estimate (see Deviations).
+      const Deviations d = deviations(xr, cols, sum_f64(xr, cols) / double(cols));
+      const double shift = d.sum / double(cols);
+      mu = d.centre + shift;
+      var = std::max(0.0, d.sum_sq / double(cols) - shift * shift);
+    }
     const T rs = T(1.0 / std::sqrt(var + double(eps)));
     mean[r] = T(mu);
     rstd[r] = rs;

@@ -20,7 +20,7 @@ const skip = skipWithoutNative();
 describe("cpu backend: reductions and nn kernels", { skip }, () => {
   it("reduce sum/max/min/prod over the middle axis, NaN first-extreme rules, empty axes", () => {
     const rng = new Rng(21);
-    const shapes = [[1, 1, 1], [3, 0, 2], [1, 1000, 1], [4, 37, 1], [2, 5, 9], [1, 64, 300], [3, 1, 7], [5, 300, 3]];
+    const shapes = [[1, 1, 1], [3, 0, 2], [1, 1000, 1], [4, 37, 1], [2, 5, 9], [1, 64, 300], [3, 1, 7], [5, 300, 3], [1, 70001, 1], [2, 40, 37], [1, 33, 531]];
     forEachIsa((isa, cpu) => {
       for (const [outer, size, inner] of shapes) {
         for (const op of ["sum", "max", "min", "prod"] as ReduceOp[]) {
@@ -46,6 +46,63 @@ describe("cpu backend: reductions and nn kernels", { skip }, () => {
         }
       }
     });
+  });
+
+  it("float32 sums of long axes keep float64-grade accuracy (values with a large mean, a constant)", () => {
+    // The kernel adds float32 in short blocks and the blocks in float64: its error must not grow
+    // with n as a float32 running sum's does (2.3e-2 relative here). PyTorch 2.13's x.sum() is off by
+    // 3.9e-8 (mean 1000) and 1.1e-6 (the constant) relative on these inputs; float32's rounding of
+    // the result alone is up to 6e-8.
+    const n = 16 * 2 ** 20;
+    const rng = new Rng(23);
+    const inputs: [string, (i: number) => number, number][] = [
+      ["mean 1000, sd 1", () => 1000 + rng.normal(), 1e-7],
+      ["the constant 1000.1", () => 1000.1, 3e-7],
+    ];
+    for (const [name, value, rtol] of inputs) {
+      const x = new Float32Array(new SharedArrayBuffer(4 * n));
+      for (let i = 0; i < n; i++) x[i] = value(i);
+      const cols = 1024;
+      const want = exactSum(x, 0, n, 1);
+      const wantCols = Array.from({ length: cols }, (_, c) => exactSum(x, c, n / cols, cols));
+      forEachIsa((isa, cpu) => {
+        const all = new Float32Array(1);
+        cpu.reduce("sum", x, 0, 1, n, 1, all, null);
+        const err = Math.abs(all[0] - want) / want;
+        assert.ok(err <= rtol, `${isa} ${name}: sum of ${n} off by ${err.toExponential(2)} relative`);
+        const byCol = new Float32Array(cols);
+        cpu.reduce("sum", x, 0, 1, n / cols, cols, byCol, null);
+        for (let c = 0; c < cols; c++) {
+          const e = Math.abs(byCol[c] - wantCols[c]) / wantCols[c];
+          assert.ok(e <= rtol, `${isa} ${name}: column ${c}'s sum of ${n / cols} off by ${e.toExponential(2)} relative`);
+        }
+      });
+    }
+  });
+
+  it("layer norm's float32 statistics: a large mean with a tiny spread, long rows, squares beyond float32", () => {
+    // The variance adds float32 squares of deviations from the mean rounded to float32, in blocks,
+    // and corrects for that rounding; squares that overflow float32 are redone in float64.
+    const rng = new Rng(24);
+    const rows: [string, Float32Array][] = [
+      ["mean 1e4, sd 1e-3", Float32Array.from({ length: 4133 }, () => 1e4 + 1e-3 * rng.normal())],
+      ["mean 1000, sd 1, 100003 long", Float32Array.from({ length: 100003 }, () => 1000 + rng.normal())],
+      ["values to 3e20", Float32Array.from({ length: 67 }, (_, i) => [1e20, -1e20, 3e20, 0][i % 4] * (1 + i / 100))],
+    ];
+    for (const [name, x] of rows) {
+      const n = x.length;
+      const mean = exactSum(x, 0, n, 1) / n;
+      let ss = 0;
+      for (let i = 0; i < n; i++) ss += (x[i] - mean) ** 2;
+      const eps = 1e-12;
+      const rstd = 1 / Math.sqrt(ss / n + eps);
+      forEachIsa((isa, cpu) => {
+        const out = new Float32Array(n), m = new Float32Array(1), r = new Float32Array(1);
+        cpu.layerNorm(x, 1, n, null, null, eps, out, m, r);
+        assert.ok(Math.abs(m[0] - mean) <= 1e-6 * Math.abs(mean), `${isa} ${name}: mean ${m[0]}, expected ${mean}`);
+        assert.ok(Math.abs(r[0] - rstd) <= 1e-5 * rstd, `${isa} ${name}: rstd ${r[0]}, expected ${rstd}`);
+      });
+    }
   });
 
   it("softmax and log_softmax, forward and backward, including -inf and large logits", () => {
@@ -189,3 +246,16 @@ describe("cpu backend: reductions and nn kernels", { skip }, () => {
     }
   });
 });
+
+/** Σ x[first + i * stride] for i < count, compensated (Neumaier) so that it is exact to float64's rounding. */
+function exactSum(x: Float32Array, first: number, count: number, stride: number): number {
+  let s = 0;
+  let c = 0;
+  for (let i = 0, at = first; i < count; i++, at += stride) {
+    const v = x[at];
+    const t = s + v;
+    c += Math.abs(s) >= Math.abs(v) ? s - t + v : v - t + s;
+    s = t;
+  }
+  return s + c;
+}
