@@ -37,6 +37,24 @@ function batchStride(t: Tensor, batchDims: number): number | null {
 }
 
 /**
+ * t broadcast to [...batchShape, rows, cols] as the GEMM reads it: the view, its row and column
+ * strides and one batch stride, copied to dense memory where those cannot describe it. A module
+ * function rather than a closure in batchedMatmul: under tsx every closure made per call also pays
+ * esbuild's `__name` helper (a defineProperty, about 0.5 µs).
+ */
+function gemmOperand(t: Tensor, batchShape: readonly number[], rows: number, cols: number): { v: Tensor; ms: [number, number]; bs: number } {
+  let v = expand(t.detach(), [...batchShape, rows, cols]);
+  let ms = matrixStrides(v);
+  let bs = batchStride(v, batchShape.length);
+  if (!ms || bs === null) {
+    v = contiguousData(v);
+    ms = [cols, 1];
+    bs = rows * cols;
+  }
+  return { v, ms, bs };
+}
+
+/**
  * [..., M, K] @ [..., K, N] with broadcast batch dims; both at least 2-D. `lowp`: on the bfloat16
  * GEMM (operands rounded to bfloat16, float32 sums and output), backward included.
  */
@@ -49,19 +67,8 @@ function batchedMatmul(a: Tensor, b: Tensor, lowp = false): Tensor {
   }
   const batchShape = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2), "matmul");
   const batch = batchShape.reduce((x, y) => x * y, 1);
-  const prepare = (t: Tensor, rows: number, cols: number) => {
-    let v = expand(t.detach(), [...batchShape, rows, cols]);
-    let ms = matrixStrides(v);
-    let bs = batchStride(v, batchShape.length);
-    if (!ms || bs === null) {
-      v = contiguousData(v);
-      ms = [cols, 1];
-      bs = rows * cols;
-    }
-    return { v, ms, bs };
-  };
-  const pa = prepare(a, m, k);
-  const pb = prepare(b, k, n);
+  const pa = gemmOperand(a, batchShape, m, k);
+  const pb = gemmOperand(b, batchShape, k, n);
   const out = emptyTensor(lowp ? "float32" : a.dtype, [...batchShape, m, n]);
   const backend = getBackend();
   (lowp ? backend.matmulBf16 : backend.matmul).call(backend, {

@@ -44,10 +44,15 @@ export function checkView(op: string, name: string, view: StridedView, shape: re
   }
 }
 
+/** A size, offset or stride the kernels can take. (Tested one by one, not over an array literal: matmul checks eight per call.) */
+function isIndex(v: number): boolean {
+  return Number.isSafeInteger(v) && v >= 0;
+}
+
 /** A matrix operand of matmul: offset + batch, row and column strides stay inside. */
 function checkMatrix(name: string, data: TypedArray, offset: number, rows: number, cols: number, rs: number, cs: number, batch: number, bs: number): void {
-  for (const v of [offset, rs, cs, bs]) {
-    if (!Number.isSafeInteger(v) || v < 0) fail("matmul", `${name}'s offset and strides must be non-negative integers, got ${offset}, [${rs}, ${cs}], batch ${bs}.`);
+  if (!isIndex(offset) || !isIndex(rs) || !isIndex(cs) || !isIndex(bs)) {
+    fail("matmul", `${name}'s offset and strides must be non-negative integers, got ${offset}, [${rs}, ${cs}], batch ${bs}.`);
   }
   const last = offset + (batch - 1) * bs + (rows - 1) * rs + (cols - 1) * cs;
   if (last >= data.length) fail("matmul", `${name} (${rows}x${cols}, strides [${rs}, ${cs}], batch ${batch}x${bs}, offset ${offset}) reaches element ${last} of ${data.length}.`);
@@ -55,8 +60,8 @@ function checkMatrix(name: string, data: TypedArray, offset: number, rows: numbe
 
 export function checkMatmul(args: MatmulArgs): void {
   const { batch, m, n, k } = args;
-  for (const v of [batch, m, n, k]) {
-    if (!Number.isSafeInteger(v) || v < 0) fail("matmul", `sizes must be non-negative integers, got batch ${batch}, m ${m}, n ${n}, k ${k}.`);
+  if (!isIndex(batch) || !isIndex(m) || !isIndex(n) || !isIndex(k)) {
+    fail("matmul", `sizes must be non-negative integers, got batch ${batch}, m ${m}, n ${n}, k ${k}.`);
   }
   checkRun("matmul", "out", args.out, args.outOffset, batch * m * n);
   if (batch === 0 || m === 0 || n === 0 || k === 0) return;

@@ -160,7 +160,7 @@ export function createCpuBackend(addon: NativeAddon): CpuBackend {
       const { a, b, out } = args;
       if (args.batch * args.m * args.n === 0) return;
       if (!isFloatArray(a) || !isFloatArray(b) || !isFloatArray(out)) return referenceBackend.matmul(args);
-      sameType("matmul", a, b, out);
+      if (a.constructor !== b.constructor || a.constructor !== out.constructor) sameType("matmul", a, b, out);
       const p = packMatmulParams(args);
       native.matmul(a, b as typeof a, out as typeof a, p);
     },
