@@ -64,13 +64,18 @@ export function checkDdpExample(code: number | null, tasks: TaskOutput[], n: num
  * says it exited (with the pid it printed); one further along may instead hear first that its
  * neighbour gave up, and then names the dead rank as the one that never arrived.
  */
-export function checkDeathReported(tasks: TaskOutput[], dead: number, output: string): void {
+export function checkDeathReported(tasks: TaskOutput[], dead: number, output: string, options: { othersMayFinish?: boolean } = {}): void {
   const all = explain(tasks, output);
   const pid = /READY \d+ (\d+)/.exec(tasks[dead]!.stdout)?.[1];
   assert.ok(pid, all);
   const exited = `rank ${dead} \\(pid ${pid}\\) exited`;
   tasks.forEach((t, rank) => {
     if (rank === dead) return;
+    // On Open MPI's own all-reduce the dying rank's MPI thread (native/mpi/mpi_thread.cc, never
+    // joined) can go on moving its data while its process tears down after process.exit(), so a
+    // rank whose whole share arrived by then completes the collective (seen once, session 17's CI:
+    // rank 2 finished while rank 0 reported rank 1's exit); the others must still end with the error.
+    if (options.othersMayFinish && t.stdout.includes(`rank ${rank} finished`)) return;
     assert.match(t.stderr, new RegExp(`DistributedError: allReduce #2 failed on rank ${rank}: (${exited}|.*Ranks that never arrived at it: (\\d+, )*${dead}\\b)`), all);
   });
   assert.ok(tasks.some((t) => new RegExp(`DistributedError: allReduce #2 failed on rank \\d+: ${exited}`).test(t.stderr)), all);
