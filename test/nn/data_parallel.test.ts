@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import * as rt from "../../src/index.js";
-import { ResidualMLP, TokenCrossEntropy } from "./fixtures/dp_model.js";
+import { ExitsInBackward, ResidualMLP, TokenCrossEntropy } from "./fixtures/dp_model.js";
 
 const { nn, optim } = rt;
 type Tensor = rt.Tensor;
@@ -139,6 +139,15 @@ describe("nn.DataParallel on worker threads", () => {
       dp.forwardLoss(x, y).mul(2.5).backward();
       [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, refGrads[i]!) <= 1e-5, `grad ${i}, batch ${n}`));
     }
+  });
+
+  it("forwardLoss: a worker thread that exits during the backward it runs at once is named at the main thread's backward, not after the timeout", () => {
+    const dp = dataParallel(new ExitsInBackward(), {
+      threads: 2, criterion: new nn.MSELoss(), timeoutMs: 60_000, classes: [new URL("./fixtures/dp_model.ts", import.meta.url).href],
+    });
+    const loss = dp.forwardLoss(rt.randn([6, 4]), rt.randn([6, 2]));
+    // Without the exit reaching BACKWARD_DONE this waits out timeoutMs and says "did not answer".
+    assert.throws(() => loss.backward(), /DataParallel: replica 1 \(worker thread \d+\) exited during its backward/);
   });
 
   it("forwardLoss: a Transformer trained 3 SGD steps with a loss class of the user's own matches one thread; the plain call still works beside it", () => {

@@ -541,13 +541,9 @@ export class DataParallel extends Module {
     this.waitWord(r, what, ch.DONE, Atomics.load(c, ch.CMD), work);
     const status = c[ch.STATUS]!;
     if (status === ch.S_OK) return;
-    if (status === ch.S_EXITED) throw new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) exited during its ${what}`);
+    if (status === ch.S_EXITED) throw exitedError(r, what);
     const message = this.takeMessage(r, what);
-    if (message.error) {
-      const error = new Error(`DataParallel: replica ${r.slot} failed in its ${what}: ${message.error.message}`);
-      if (message.error.stack) error.stack = `${error.message}\n    [in worker thread] ${message.error.stack}`;
-      throw error;
-    }
+    if (message.error) throw workerError(r, what, message.error);
     if (message.output) {
       r.output = message.output;
       r.outGrad = message.outGrad!;
@@ -581,12 +577,10 @@ export class DataParallel extends Module {
   /** Waits for the backward replica `r` runs after its forward (F_BACKWARD); throws its error. */
   private waitBackwardAtOnce(r: Replica, work?: () => boolean): void {
     this.waitWord(r, "backward", ch.BACKWARD_DONE, r.backwardPass, work);
-    if (r.ctrl[ch.BACKWARD_STATUS] !== ch.S_OK) {
-      const failed = this.takeMessage(r, "backward").error;
-      const error = new Error(`DataParallel: replica ${r.slot} failed in its backward: ${failed?.message ?? "unknown error"}`);
-      if (failed?.stack) error.stack = `${error.message}\n    [in worker thread] ${failed.stack}`;
-      throw error;
-    }
+    const status = r.ctrl[ch.BACKWARD_STATUS]!;
+    if (status === ch.S_OK) return;
+    if (status === ch.S_EXITED) throw exitedError(r, "backward");
+    throw workerError(r, "backward", this.takeMessage(r, "backward").error ?? { message: "unknown error" });
   }
 
   /** Waits out a backward replica `r` ran on its own for a call whose backward never came (its gradients are not used). */
@@ -621,4 +615,15 @@ function lossScalingOf(criterion: Module | null): "mean" | "sum" {
   const reduction = (criterion as { reduction?: unknown } | null)?.reduction ?? "mean";
   if (reduction === "mean" || reduction === "sum") return reduction;
   throw new Error(`DataParallel: the criterion's reduction must be "mean" or "sum" (the pieces' losses are combined into the batch's), got ${JSON.stringify(reduction)}`);
+}
+
+/** An error a replica's worker thread sent back (worker.ts's errorReply), with its stack there. */
+function workerError(r: Replica, what: string, failed: { message: string; stack?: string }): Error {
+  const error = new Error(`DataParallel: replica ${r.slot} failed in its ${what}: ${failed.message}`);
+  if (failed.stack) error.stack = `${error.message}\n    [in worker thread] ${failed.stack}`;
+  return error;
+}
+
+function exitedError(r: Replica, what: string): Error {
+  return new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) exited during its ${what}`);
 }

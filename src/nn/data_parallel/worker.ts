@@ -80,9 +80,14 @@ function answer(message?: object): void {
   clock?.start();
 }
 
-function fail(error: unknown): void {
+/** What the main thread reads back of an error on this thread (data_parallel.ts's workerError). */
+function errorReply(error: unknown): { error: { message: string; stack?: string } } {
   const e = error as Error;
-  answer({ error: { message: e?.message ?? String(error), stack: e?.stack } });
+  return { error: { message: e?.message ?? String(error), stack: e?.stack } };
+}
+
+function fail(error: unknown): void {
+  answer(errorReply(error));
 }
 
 /** Builds the replica and the buffers its gradients are handed over in; the main thread gets the buffers. */
@@ -184,8 +189,7 @@ function backwardAtOnce(p: number): void {
       root.backward();
     }
   } catch (error) {
-    const e = error as Error;
-    port.postMessage({ error: { message: e?.message ?? String(error), stack: e?.stack } });
+    port.postMessage(errorReply(error));
     status = ch.S_ERROR;
   }
   clock?.lap(BACKWARD);
@@ -311,6 +315,11 @@ process.on("exit", () => {
   ctrl[ch.STATUS] = ch.S_EXITED;
   Atomics.store(ctrl, ch.DONE, Atomics.load(ctrl, ch.CMD));
   Atomics.notify(ctrl, ch.DONE);
+  // And a main thread waiting for a backward run at once (F_BACKWARD): its PASS is the one it waits
+  // for, as it sends no other request to this replica until that backward is waited for.
+  ctrl[ch.BACKWARD_STATUS] = ch.S_EXITED;
+  Atomics.store(ctrl, ch.BACKWARD_DONE, ctrl[ch.PASS]!);
+  Atomics.notify(ctrl, ch.BACKWARD_DONE);
 });
 // No top-level await: from sources this file is loaded through tsx's CommonJS hook.
 void classRegistry()
