@@ -1,17 +1,18 @@
-// node --import tsx --conditions=source bench/bf16_gpt_profile.ts [--steps 12] [--only fp32|bf16] [--callers] [--shapes] [--cpu]
+// node --import tsx --conditions=source bench/bf16_gpt_profile.ts [--steps 12] [--only fp32|bf16] [--callers] [--shapes] [--clock wall|cpu]
 //
 // Where one training step of bench/bf16_gpt.ts spends its time: every method of the active backend
 // is wrapped with a timer (outermost calls only, so a method that calls another is counted once),
 // and what is left of the step's wall time is JavaScript (op dispatch, autograd, allocation) and
 // garbage collection. --callers splits each backend method by the ops function that called it
 // (reads a stack per call: slower, use for the split, not the totals). --shapes splits the
-// GEMMs by size and operand layout (N row-major, T transposed, S other strides). --cpu times the
+// GEMMs by size and operand layout (N row-major, T transposed, S other strides). --clock cpu times the
 // calls and steps by the process's CPU time instead of wall time: on a shared machine a call's wall
 // time counts whatever ran in its place (a loaded run read the bf16 GEMMs 217 ms a step by wall
 // time, 176 by CPU time), while its CPU time stays near what a quiet run's wall time would read.
 import { autocast, crossEntropy, getBackend, manualSeed, memoryPool, randint, type Tensor } from "../src/index.js";
 import * as optim from "../src/optim/index.js";
 import { GPT } from "./gpt.js";
+import { clockFromArgs, secondsOn } from "./clock.js";
 import { setThreads } from "./mlp.js";
 
 const [V, T, B] = [8192, 128, 8];
@@ -21,12 +22,9 @@ const steps = Number(option("--steps", "12"));
 const only = option("--only", "");
 const callers = args.includes("--callers");
 const shapes = args.includes("--shapes");
-const now = args.includes("--cpu")
-  ? () => {
-      const c = process.cpuUsage();
-      return (c.user + c.system) / 1000;
-    }
-  : () => performance.now();
+const clock = clockFromArgs(args);
+const seconds = secondsOn(clock);
+const now = (): number => seconds() * 1000;
 const WARMUP = 3;
 
 const times = new Map<string, { ms: number; calls: number }>();
@@ -97,7 +95,7 @@ function profile(low: boolean): void {
   const after = memoryPool.stats();
   let inBackend = 0;
   for (const e of times.values()) inBackend += e.ms;
-  console.log(`\n${low ? "bf16 (autocast)" : "fp32"}: ${(wall / n).toFixed(1)} ms/step${args.includes("--cpu") ? " of process CPU" : ""} over ${n} steps, ${(((wall / n) / 1000) ** -1 * B * T).toFixed(0)} tokens/s`);
+  console.log(`\n${low ? "bf16 (autocast)" : "fp32"}: ${(wall / n).toFixed(1)} ms/step${clock === "cpu" ? " of process CPU" : ""} over ${n} steps, ${(((wall / n) / 1000) ** -1 * B * T).toFixed(0)} tokens/s`);
   const rows = [...times.entries()].sort((a, b) => b[1].ms - a[1].ms);
   for (const [k, e] of rows.slice(0, 40)) {
     console.log(`  ${(e.ms / n).toFixed(2).padStart(7)} ms ${((100 * e.ms) / wall).toFixed(1).padStart(5)}%  ${String(e.calls / n).padStart(5)} calls  ${k}`);
