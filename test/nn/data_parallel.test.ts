@@ -145,14 +145,16 @@ describe("nn.DataParallel on worker threads", () => {
     const dp = dataParallel(new ExitsInBackward(), {
       threads: 2, criterion: new nn.MSELoss(), timeoutMs: 60_000, classes: [new URL("./fixtures/dp_model.ts", import.meta.url).href],
     });
-    // The worker dies right after answering its forward: the main thread hears of it at its wait for
-    // that answer (the exit handler overwrites it) or at its wait for the backward, whichever comes
-    // after the exit. Without the exit reaching BACKWARD_DONE the second waits out timeoutMs and
-    // says "did not answer".
+    // The worker dies in the backward it starts right after answering its forward: the answer stands
+    // (the exit handler leaves an answered request alone) and the wait for the backward hears of
+    // the exit. Without the exit reaching BACKWARD_DONE that wait runs out timeoutMs and says "did
+    // not answer"; with the handler overwriting the answer, the forward's wait may say "forward".
     assert.throws(
       () => dp.forwardLoss(rt.randn([6, 4]), rt.randn([6, 2])).backward(),
-      /DataParallel: replica 1 \(worker thread \d+\) exited during its (forward|backward)/,
+      /DataParallel: replica 1 \(worker thread \d+\) exited during its backward/,
     );
+    // A later call finds the replica gone at once, before its forward is answered.
+    assert.throws(() => dp.forwardLoss(rt.randn([6, 4]), rt.randn([6, 2])), /DataParallel: replica 1 \(worker thread \d+\) exited before answering its forward/);
   });
 
   it("forwardLoss: a Transformer trained 3 SGD steps with a loss class of the user's own matches one thread; the plain call still works beside it", () => {

@@ -38,6 +38,13 @@ export const TGT_NDIM = 11;
  */
 export const BACKWARD_DONE = 12;
 export const BACKWARD_STATUS = 13;
+/**
+ * Set to 1 by a worker thread that is ending without having been closed (its exit handler). That
+ * handler also answers the request or the backward it was running with S_EXITED, but leaves an
+ * answer already given alone: the main thread reads it as given, and hears of the exit at its next
+ * wait on this replica, which looks here before blocking.
+ */
+export const EXITED = 14;
 export const MAX_DIMS = 16;
 export const IN_SHAPE = 16;
 export const OUT_SHAPE = IN_SHAPE + MAX_DIMS;

@@ -564,6 +564,8 @@ export class DataParallel extends Module {
     for (;;) {
       const done = Atomics.load(c, at);
       if (done === expected) break;
+      // Ended before this request reached it (an answer it gave before ending was taken above).
+      if (Atomics.load(c, ch.EXITED) === 1) throw exitedError(r, what, "before answering");
       if (work !== undefined && work()) continue;
       if (!blocked && spinWhile(c, at, done, this.spinMs, work)) continue;
       const left = deadline - Date.now();
@@ -624,6 +626,6 @@ function workerError(r: Replica, what: string, failed: { message: string; stack?
   return error;
 }
 
-function exitedError(r: Replica, what: string): Error {
-  return new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) exited during its ${what}`);
+function exitedError(r: Replica, what: string, when: "during" | "before answering" = "during"): Error {
+  return new Error(`DataParallel: replica ${r.slot} (worker thread ${r.worker.threadId}) exited ${when} its ${what}`);
 }

@@ -312,13 +312,22 @@ process.on("uncaughtException", fail);
 process.on("unhandledRejection", fail);
 process.on("exit", () => {
   if (closed) return;
-  ctrl[ch.STATUS] = ch.S_EXITED;
-  Atomics.store(ctrl, ch.DONE, Atomics.load(ctrl, ch.CMD));
+  Atomics.store(ctrl, ch.EXITED, 1);
+  // A request not yet answered is answered "exited"; one answered stays answered (the main thread
+  // may not have read it yet), and the main thread finds EXITED at its next wait.
+  const cmd = Atomics.load(ctrl, ch.CMD);
+  if (Atomics.load(ctrl, ch.DONE) !== cmd) {
+    ctrl[ch.STATUS] = ch.S_EXITED;
+    Atomics.store(ctrl, ch.DONE, cmd);
+  }
   Atomics.notify(ctrl, ch.DONE);
-  // And a main thread waiting for a backward run at once (F_BACKWARD): its PASS is the one it waits
-  // for, as it sends no other request to this replica until that backward is waited for.
-  ctrl[ch.BACKWARD_STATUS] = ch.S_EXITED;
-  Atomics.store(ctrl, ch.BACKWARD_DONE, ctrl[ch.PASS]!);
+  // The same for a backward run at once (F_BACKWARD): its PASS is the one the main thread waits for,
+  // as it sends no other request to this replica until that backward is waited for.
+  const pass = ctrl[ch.PASS]!;
+  if (Atomics.load(ctrl, ch.BACKWARD_DONE) !== pass) {
+    ctrl[ch.BACKWARD_STATUS] = ch.S_EXITED;
+    Atomics.store(ctrl, ch.BACKWARD_DONE, pass);
+  }
   Atomics.notify(ctrl, ch.BACKWARD_DONE);
 });
 // No top-level await: from sources this file is loaded through tsx's CommonJS hook.
