@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url";
 import * as dist from "../src/distributed/index.js";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 import { peerRows, runMpi, runRingtorchMpi, type Row } from "./mpi/runs.js";
-import { snapshotFlags } from "../src/launch/node_snapshot.js";
+import { childNodeFlags } from "../src/launch/young_generation.js";
 
 // BENCH_SIZES_MB=16,64 measures only those sizes (bench/mpi/compare.ts uses it).
 const SIZES_MB = process.env.BENCH_SIZES_MB ? process.env.BENCH_SIZES_MB.split(",").map(Number) : [1, 16, 64];
@@ -66,7 +66,7 @@ async function runRingtorch(extraEnv: Record<string, string>): Promise<{ rows: R
   const token = randomBytes(16).toString("hex");
   const self = fileURLToPath(import.meta.url);
   const children = Array.from({ length: WORLD }, (_, r) =>
-    spawn(process.execPath, [...snapshotFlags(process.execArgv, process.env), "--import", "tsx", self], {
+    spawn(process.execPath, [...childNodeFlags(process.execArgv, process.env), "--import", "tsx", self], {
       env: { ...process.env, ...extraEnv, BENCH_ROLE: "rank", MASTER_ADDR: "127.0.0.1", MASTER_PORT: String(port), RANK: String(r), WORLD_SIZE: String(WORLD), RINGTORCH_STORE_TOKEN: token },
       stdio: ["ignore", "pipe", "inherit"],
     }),

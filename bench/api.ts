@@ -12,13 +12,14 @@
 // `--clock cpu` times both sides by their process's CPU time (Node's process.cpuUsage, Python's
 // time.process_time; GC and helper threads included) instead of the wall clock: on a machine with
 // more runnable processes than cores, time spent waiting for a core then stays out of the figures.
-// The bench runs itself again with `--no-node-snapshot` (src/launch/node_snapshot.ts), as ringrun
-// runs a user's script, unless the node flags or RINGTORCH_NODE_SNAPSHOT=1 chose otherwise.
+// The bench runs itself again with the node flags ringrun gives a user's script (`--no-node-snapshot`,
+// and `--max-semi-space-size=N` where RINGTORCH_SEMI_SPACE_MB=N: src/launch/young_generation.ts)
+// unless the node flags or RINGTORCH_NODE_SNAPSHOT=1 chose otherwise.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { getBackend, layerNorm, memoryPool, randn, sum, type Tensor } from "../src/index.js";
 import type { Backend, TypedArray } from "../src/backend/backend.js";
-import { snapshotFlags } from "../src/launch/node_snapshot.js";
+import { childNodeFlags } from "../src/launch/young_generation.js";
 import { describePeer, findPeer, runPeer } from "./peer.js";
 import { clockFromArgs, secondsOn } from "./clock.js";
 import { median, printTable } from "./table.js";
@@ -220,16 +221,16 @@ function main(): void {
   console.log("targets: API over kernel ≤ 0.10 for outputs ≥ 64 KB; vs PyTorch ≥ 1.0 (PyTorch's time / ours) from 4 KB to 64 MB");
 }
 
-/** This script again, in a child with `--no-node-snapshot`: its exit status, or null where the flags already chose. */
-function withoutSnapshot(): number | null {
-  const flags = snapshotFlags(process.execArgv, process.env);
+/** This script again, in a child with ringrun's node flags: its exit status, or null where the flags already chose. */
+function withChildFlags(): number | null {
+  const flags = childNodeFlags(process.execArgv, process.env);
   if (flags.length === 0) return null;
   const r = spawnSync(process.execPath, [...flags, ...process.execArgv, fileURLToPath(import.meta.url), ...args], { stdio: "inherit" });
   return r.status ?? 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const status = withoutSnapshot();
+  const status = withChildFlags();
   if (status === null) main();
   else process.exitCode = status;
 }

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { loadAddon, nativeUnavailableReason } from "../src/backend/index.js";
 import { secondsOn } from "./clock.js";
 import { median, printTable } from "./table.js";
-import { snapshotFlags } from "../src/launch/node_snapshot.js";
+import { childNodeFlags } from "../src/launch/young_generation.js";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -57,7 +57,7 @@ function main(): void {
     const ns: number[][] = names.map(() => []);
     for (let r = 0; r < rounds; r++) {
       for (let c = 0; c < names.length; c++) {
-        const out = spawnSync(process.execPath, [...snapshotFlags(process.execArgv, process.env), ...process.execArgv, self, "--child", String(c), String(calls), String(bytes)], { encoding: "utf8", timeout: 120_000 });
+        const out = spawnSync(process.execPath, [...childNodeFlags(process.execArgv, process.env), ...process.execArgv, self, "--child", String(c), String(calls), String(bytes)], { encoding: "utf8", timeout: 120_000 });
         if (out.status !== 0) throw new Error(`arena_cost: case ${c} at ${bytes} B failed: ${(out.stderr || out.error?.message || "").trim().split("\n").pop()}`);
         ns[c].push(Number(out.stdout.trim()));
       }

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import * as rt from "../src/index.js";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
 import { median, printTable } from "./table.js";
-import { snapshotFlags } from "../src/launch/node_snapshot.js";
+import { childNodeFlags } from "../src/launch/young_generation.js";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
@@ -43,7 +43,7 @@ function measureOne(l: number, mode: "fused" | "composed"): { ms: number; rssMb:
 }
 
 function inChild(l: number, mode: string): { ms: number; rssMb: number } {
-  const r = spawnSync(process.execPath, [...snapshotFlags(process.execArgv, process.env), "--import", "tsx", "--conditions=source", fileURLToPath(import.meta.url), "--one", String(l), mode, "--heads", String(heads), "--dim", String(dim)], { encoding: "utf8", env: { ...process.env, RINGTORCH_NUM_THREADS: "1" } });
+  const r = spawnSync(process.execPath, [...childNodeFlags(process.execArgv, process.env), "--import", "tsx", "--conditions=source", fileURLToPath(import.meta.url), "--one", String(l), mode, "--heads", String(heads), "--dim", String(dim)], { encoding: "utf8", env: { ...process.env, RINGTORCH_NUM_THREADS: "1" } });
   if (r.status !== 0) throw new Error(`attention bench child (${mode}, L=${l}) failed: ${r.stderr.trim().split("\n").slice(-3).join(" / ")}`);
   return JSON.parse(r.stdout.trim().split("\n").pop()!);
 }

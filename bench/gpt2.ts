@@ -19,7 +19,7 @@ import * as rt from "../src/index.js";
 import { build, measurement, timed, trainer, GPT2, type Measurement, type Which } from "./gpt2_workload.js";
 import { describePeer, findPeer, peerScript, runPeer, type Peer } from "./peer.js";
 import { printTable } from "./table.js";
-import { snapshotFlags } from "../src/launch/node_snapshot.js";
+import { childNodeFlags } from "../src/launch/young_generation.js";
 
 const WORKLOADS = ["train gpt2", "train bert", "ddp gpt2", "ddp bert", "generate cache=on", "generate cache=off"] as const;
 type Workload = (typeof WORKLOADS)[number];
@@ -69,7 +69,7 @@ function ours(w: Workload): Measurement | string {
   const env = { ...process.env, RINGTORCH_NUM_THREADS: "1" };
   const r = w.startsWith("ddp ")
     ? spawnSync(process.execPath, ["bin/ringrun.js", "--standalone", "--nproc-per-node", "2", "bench/workers/gpt2_ddp.ts"], { encoding: "utf8", env: { ...env, WHICH: w.slice(4) }, timeout: TIMEOUT_MS, maxBuffer: 64 << 20 })
-    : spawnSync(process.execPath, [...snapshotFlags(process.execArgv, process.env), "--import", "tsx", "--conditions=source", fileURLToPath(import.meta.url), "--workload", w], { encoding: "utf8", env, timeout: TIMEOUT_MS, maxBuffer: 64 << 20 });
+    : spawnSync(process.execPath, [...childNodeFlags(process.execArgv, process.env), "--import", "tsx", "--conditions=source", fileURLToPath(import.meta.url), "--workload", w], { encoding: "utf8", env, timeout: TIMEOUT_MS, maxBuffer: 64 << 20 });
   return parsed(r);
 }
 

@@ -13,7 +13,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import * as dist from "../src/distributed/index.js";
-import { snapshotFlags } from "../src/launch/node_snapshot.js";
+import { childNodeFlags } from "../src/launch/young_generation.js";
 
 const SMALL_REPS = 200;
 const LARGE_MB = 64;
@@ -60,7 +60,7 @@ async function measure(prefixes: string[][], addrs: string[]): Promise<Measured>
   const self = fileURLToPath(import.meta.url);
   const port = 29000 + Math.floor(Math.random() * 1000);
   const children = prefixes.map((prefix, r) =>
-    spawn(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), ...snapshotFlags(process.execArgv, process.env), "--import", "tsx", self], {
+    spawn(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), ...childNodeFlags(process.execArgv, process.env), "--import", "tsx", self], {
       env: {
         ...process.env,
         BENCH_ROLE: "rank",

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { serialize } from "node:v8";
 import { TCPStoreServer } from "../distributed/store/tcp_store.js";
 import { checkArity, checkOptions } from "../util/options.js";
-import { snapshotFlags } from "./node_snapshot.js";
+import { childNodeFlags } from "./young_generation.js";
 import { SpawnContext } from "./spawn_context.js";
 import { runSpawnedChild, spawnedRank, SPAWN_ARGS_ENV, SPAWN_FN_ENV, SPAWN_RANK_ENV } from "./spawn_child.js";
 import { workerPreloadUrl } from "./worker_command.js";
@@ -62,9 +62,9 @@ export async function spawn<A extends unknown[]>(fn: (rank: number, ...args: A) 
   const store = await TCPStoreServer.listen({ host: "127.0.0.1", port: 0, token });
   const runId = randomUUID();
   // The parent's own flags (tsx's loader, --conditions) come along; --test would rerun a test file as
-  // tests. --no-node-snapshot makes the children's scavenges cheap (node_snapshot.ts).
+  // tests. --no-node-snapshot (and the semi-space RINGTORCH_SEMI_SPACE_MB asks for) make the children's scavenges cheap (young_generation.ts).
   const ownFlags = process.execArgv.filter((f) => !f.startsWith("--test"));
-  const nodeFlags = [...snapshotFlags(ownFlags, process.env), ...ownFlags, "--import", workerPreloadUrl];
+  const nodeFlags = [...childNodeFlags(ownFlags, process.env), ...ownFlags, "--import", workerPreloadUrl];
   const specs: WorkerSpec[] = Array.from({ length: nprocs }, (_, rank) => {
     const logDir = join(dir, String(rank));
     mkdirSync(logDir, { mode: 0o700 });

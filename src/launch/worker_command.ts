@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import type { Entry } from "./launch_config.js";
-import { snapshotFlags } from "./node_snapshot.js";
+import { childNodeFlags } from "./young_generation.js";
 
 export interface WorkerCommand {
   readonly command: string;
@@ -25,13 +25,14 @@ const tsxLoaderUrl = pathToFileURL(createRequire(import.meta.url).resolve("tsx")
  * `--eval` code resolves against); --no-python runs the executable as it is. A script file runs
  * as an ES module even in a folder whose package.json is CommonJS (esm_entry.ts), so that the
  * top-level await of a training script works in a project made by `npm init -y`. Workers start
- * without Node's startup snapshot (node_snapshot.ts) unless `keepSnapshot` or the user's flags say.
+ * without Node's startup snapshot (node_snapshot.ts) unless `keepSnapshot` or the user's flags say,
+ * and with the semi-space RINGTORCH_SEMI_SPACE_MB asks for (young_generation.ts).
  */
 export function workerCommand(entry: Entry, scriptArgs: readonly string[], keepSnapshot = false): WorkerCommand {
   if (entry.kind === "executable") return { command: entry.command, args: [...scriptArgs] };
   const inherited = entry.kind === "run-path" ? process.execArgv : [];
   const nodeFlags = [
-    ...snapshotFlags(inherited, process.env, keepSnapshot),
+    ...childNodeFlags(inherited, process.env, keepSnapshot),
     ...(fromSource ? ["--conditions=source"] : []),
     "--import", tsxLoaderUrl, "--import", workerPreloadUrl,
   ];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import * as rt from "../../src/index.js";
-import { ExitsInBackward, ResidualMLP, TokenCrossEntropy } from "./fixtures/dp_model.js";
+import { ExitsInBackward, ReportsNewSpace, ResidualMLP, TokenCrossEntropy } from "./fixtures/dp_model.js";
 
 const { nn, optim } = rt;
 type Tensor = rt.Tensor;
@@ -139,6 +139,16 @@ describe("nn.DataParallel on worker threads", () => {
       dp.forwardLoss(x, y).mul(2.5).backward();
       [...model.parameters()].forEach((p, i) => assert.ok(maxDiff(p.grad!, refGrads[i]!) <= 1e-5, `grad ${i}, batch ${n}`));
     }
+  });
+
+  it("replica threads run with a 1 MiB semi-space (young_generation.ts): V8 reports their new space at 2 MiB at most after many calls", () => {
+    const dp = dataParallel(new ReportsNewSpace(), { threads: 2, classes: [new URL("./fixtures/dp_model.ts", import.meta.url).href] });
+    const x = rt.randn([4, 2]);
+    // Enough calls for V8 to have grown a default young generation (to 16 MiB semi-spaces; checked: 32 MiB reported).
+    let y = dp.call(x);
+    for (let i = 0; i < 3000; i++) y = dp.call(x);
+    const workerRows = Array.from(y.storage.data as Float32Array).slice(2);
+    assert.ok(workerRows.every((mb) => mb > 0 && mb <= 2), `the replica thread's new space: ${workerRows} MiB`);
   });
 
   it("forwardLoss: a worker thread that exits during the backward it runs at once is reported as exited, not after the timeout", () => {

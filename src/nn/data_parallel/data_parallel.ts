@@ -16,6 +16,7 @@ import { equalPieces, PieceBalancer } from "./balance.js";
 import { SPIN_MS, spinWhile } from "./spin.js";
 import * as ch from "./channel.js";
 import { ANSWERED_AT, MAIN_PHASES, PhaseClock, readProfile, REQUESTED_AT, WORKER_PHASES, type DataParallelProfile } from "./profile.js";
+import { workerYoungGenerationMb } from "../../launch/young_generation.js";
 
 export interface DataParallelOptions {
   /** Replicas, the main thread's included (default 2): the batch is cut into this many pieces. */
@@ -187,6 +188,7 @@ export class DataParallel extends Module {
     // The kernels' pool is the process's: the replicas are the parallelism, one kernel thread each.
     setNumThreads(1);
     this.listTensors();
+    const youngGenerationMb = workerYoungGenerationMb(process.execArgv, process.env);
     for (let slot = 1; slot < threads; slot++) {
       const ctrl = ch.controlWords();
       // The start-up is request 1: the worker answers it once its replica is built.
@@ -197,6 +199,8 @@ export class DataParallel extends Module {
       const worker = spawnWorker(siblingModule(import.meta.url, "./worker"), {
         workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null, spinMs: this.spinMs },
         transferList: [port2],
+        // A small young generation, as in the processes ringtorch starts: every scavenge the replica's arena asks for costs less (young_generation.ts).
+        resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
       });
       worker.unref();
       port1.unref();
