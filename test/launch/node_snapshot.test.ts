@@ -93,6 +93,12 @@ describe("processes ringtorch starts run without Node's startup snapshot, with t
     assert.match(r.stderr, /RINGTORCH_NODE_SNAPSHOT: expected 1/);
   });
 
+  it("ringrun refuses a RINGTORCH_SEMI_SPACE_MB it cannot read", async () => {
+    const r = await runRingrun(["--standalone", fixture], { RINGTORCH_SEMI_SPACE_MB: "lots" });
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /ringrun: error: RINGTORCH_SEMI_SPACE_MB: expected a whole number of MiB/);
+  });
+
   for (const [parentFlags, hasFlag, what] of [
     [[], true, "spawn()'s children have it"],
     [["--node-snapshot"], false, "a parent started with --node-snapshot passes its choice on"],
