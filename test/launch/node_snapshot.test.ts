@@ -76,10 +76,12 @@ describe("semiSpaceFlags and a replica thread's young generation", () => {
 describe("processes ringtorch starts run without Node's startup snapshot, with the semi-space asked for", { concurrency: 1 }, () => {
   it("ringrun's ranks have --no-node-snapshot; --node-snapshot and NODE_OPTIONS keep Node's default; RINGTORCH_SEMI_SPACE_MB=1 adds --max-semi-space-size=1", async () => {
     const base = ["--standalone", "--nproc-per-node", "2"];
-    const plain = await runRingrun([...base, fixture]);
+    // The semi-space as ringtorch sets it by default, whatever the environment running the tests says.
+    const defaults = { RINGTORCH_SEMI_SPACE_MB: "" };
+    const plain = await runRingrun([...base, fixture], defaults);
     assert.equal(plain.code, 0, plain.stderr);
     check(seenIn(plain.stdout), 2, true, plain.stdout + plain.stderr);
-    const kept = await runRingrun([...base, "--node-snapshot", fixture]);
+    const kept = await runRingrun([...base, "--node-snapshot", fixture], defaults);
     assert.equal(kept.code, 0, kept.stderr);
     check(seenIn(kept.stdout), 2, false, kept.stdout + kept.stderr);
     const user = await runRingrun(["--standalone", "--nproc-per-node", "1", fixture], { NODE_OPTIONS: "--node-snapshot", RINGTORCH_SEMI_SPACE_MB: "1" });
@@ -105,7 +107,7 @@ describe("processes ringtorch starts run without Node's startup snapshot, with t
   ] as const) {
     it(what, () => {
       const env = { ...process.env };
-      for (const key of ["RINGTORCH_STORE_TOKEN", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "NODE_OPTIONS"]) delete env[key];
+      for (const key of ["RINGTORCH_STORE_TOKEN", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "NODE_OPTIONS", "RINGTORCH_SEMI_SPACE_MB", "RINGTORCH_NODE_SNAPSHOT"]) delete env[key];
       const r = spawnSync(process.execPath, [...parentFlags, "--import", "tsx", "--conditions=source", fixture, "spawn"], { cwd: repoRoot, env, encoding: "utf8", timeout: 120_000 });
       assert.equal(r.status, 0, r.stdout + r.stderr);
       const seen = seenIn(r.stdout);
