@@ -62,7 +62,8 @@ export async function spawn<A extends unknown[]>(fn: (rank: number, ...args: A) 
   const store = await TCPStoreServer.listen({ host: "127.0.0.1", port: 0, token });
   const runId = randomUUID();
   // The parent's own flags (tsx's loader, --conditions) come along; --test would rerun a test file as
-  // tests. --no-node-snapshot (and the semi-space RINGTORCH_SEMI_SPACE_MB asks for) make the children's scavenges cheap (young_generation.ts).
+  // tests. --no-node-snapshot (and the semi-space RINGTORCH_SEMI_SPACE_MB asks for) make the
+  // children's scavenges cheap (young_generation.ts).
   const ownFlags = process.execArgv.filter((f) => !f.startsWith("--test"));
   const nodeFlags = [...childNodeFlags(ownFlags, process.env), ...ownFlags, "--import", workerPreloadUrl];
   const specs: WorkerSpec[] = Array.from({ length: nprocs }, (_, rank) => {

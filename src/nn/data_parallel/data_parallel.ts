@@ -199,7 +199,7 @@ export class DataParallel extends Module {
       const worker = spawnWorker(siblingModule(import.meta.url, "./worker"), {
         workerData: { port: port2, ctrl, module: encoded, criterion: encodedCriterion, classes, profile: clock?.totals ?? null, spinMs: this.spinMs },
         transferList: [port2],
-        // A small young generation, as in the processes ringtorch starts: every scavenge the replica's arena asks for costs less (young_generation.ts).
+        // A small young generation: every scavenge the replica's arena asks for costs less (young_generation.ts).
         resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb },
       });
       worker.unref();
