@@ -11,6 +11,7 @@ import { arange, backendName, crossEntropy, manualSeed, randint, type Tensor } f
 import * as nn from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
 import { median, peerScript, printTable, setThreads, torchPeer, type Measured } from "./mlp.js";
+import { describeNewSpace } from "./rss.js";
 
 const [V, D, H, L, T, B] = [8192, 256, 4, 4, 128, 8];
 
@@ -69,6 +70,7 @@ function ringtorch(runs: number, steps: number, warmup: number): Measured {
     rates.push((steps * B * T) / ((performance.now() - t0) / 1000));
   }
   console.log(`ringtorch (${backendName()} backend) tokens/s runs=[${rates.map(Math.round).join(", ")}]`);
+  console.log(`ringtorch's ${describeNewSpace()}`);
   return { median: median(rates), max: Math.max(...rates), rssMb: [process.resourceUsage().maxRSS / 1024] };
 }
 

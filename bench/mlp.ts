@@ -9,7 +9,7 @@ import { backendName, getBackend, manualSeed, randint, randn } from "../src/inde
 import * as nn from "../src/nn/index.js";
 import * as optim from "../src/optim/index.js";
 import { describePeer, findPeer, peerScript, runPeer } from "./peer.js";
-import { parseRankRss } from "./rss.js";
+import { describeNewSpace, parseRankRss } from "./rss.js";
 
 export { peerScript };
 
@@ -50,6 +50,7 @@ function ringtorch(): Measured {
     rates.push((steps * B) / ((performance.now() - t0) / 1000));
   }
   console.log(`ringtorch (${backendName()} backend) samples/s runs=[${rates.map(Math.round).join(", ")}]`);
+  console.log(`ringtorch's ${describeNewSpace()}`);
   return { median: median(rates), max: Math.max(...rates), rssMb: [process.resourceUsage().maxRSS / 1024] };
 }
 

@@ -4,6 +4,18 @@
  * process, read back by parseRankRss. Each rank reports its own process, never a launcher's.
  */
 
+import { getHeapSpaceStatistics } from "node:v8";
+
+/**
+ * This process's young generation as V8 reports it now (both semi-spaces), and the flag that capped
+ * it: peak RSS moves with it by tens of MB (README, Tensor memory: the young generation's size).
+ */
+export function describeNewSpace(): string {
+  const space = getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+  const flag = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].find((f) => /^--max[-_]semi[-_]space[-_]size/.test(f));
+  return `V8 new space ${space ? (space.space_size / 2 ** 20).toFixed(0) : "?"} MiB (${flag ?? "V8's default semi-space"})`;
+}
+
 /** Prints this process's peak RSS (the kernel's high-water mark, ru_maxrss) as one line. */
 export function printPeakRss(rank = Number(process.env.RANK ?? 0)): void {
   process.stdout.write(`peak_rss rank=${rank} mb=${(process.resourceUsage().maxRSS / 1024).toFixed(1)}\n`);
