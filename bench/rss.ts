@@ -5,6 +5,7 @@
  */
 
 import { getHeapSpaceStatistics } from "node:v8";
+import { userSemiSpaceFlag } from "../src/launch/young_generation.js";
 
 /**
  * This process's young generation as V8 reports it now (both semi-spaces), and the flag that capped
@@ -12,7 +13,7 @@ import { getHeapSpaceStatistics } from "node:v8";
  */
 export function describeNewSpace(): string {
   const space = getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
-  const flag = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/)].find((f) => /^--max[-_]semi[-_]space[-_]size/.test(f));
+  const flag = userSemiSpaceFlag(process.execArgv, process.env);
   return `V8 new space ${space ? (space.space_size / 2 ** 20).toFixed(0) : "?"} MiB (${flag ?? "V8's default semi-space"})`;
 }
 

@@ -17,12 +17,18 @@ export const NODE_SNAPSHOT_ENV = "RINGTORCH_NODE_SNAPSHOT";
 
 const CHOICE = /^--(no-)?node-snapshot$|^--snapshot-blob(=|$)/;
 
+/**
+ * The node flags in effect for a process started with `nodeFlags`: those, then NODE_OPTIONS split as
+ * Node splits it for the flags ringtorch looks for (they never hold spaces or quotes).
+ */
+export function nodeFlagsWithOptions(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): string[] {
+  return [...nodeFlags, ...(env.NODE_OPTIONS ?? "").split(/\s+/)];
+}
+
 /** The flags to add to a child's node command line: `["--no-node-snapshot"]`, or none where the user chose. */
 export function snapshotFlags(nodeFlags: readonly string[], env: NodeJS.ProcessEnv, keepSnapshot = false): string[] {
   if (keepSnapshot || snapshotKeptByEnv(env)) return [];
-  // NODE_OPTIONS is split as Node splits it for flags like these (they never hold spaces or quotes).
-  const fromEnv = (env.NODE_OPTIONS ?? "").split(/\s+/);
-  if (nodeFlags.some((f) => CHOICE.test(f)) || fromEnv.some((f) => CHOICE.test(f))) return [];
+  if (nodeFlagsWithOptions(nodeFlags, env).some((f) => CHOICE.test(f))) return [];
   return ["--no-node-snapshot"];
 }
 

@@ -1,4 +1,4 @@
-import { snapshotFlags } from "./node_snapshot.js";
+import { nodeFlagsWithOptions, snapshotFlags } from "./node_snapshot.js";
 
 /**
  * The size of V8's young generation in the threads and processes ringtorch starts: DataParallel's
@@ -36,15 +36,15 @@ export function semiSpaceMb(env: NodeJS.ProcessEnv, fallback: number): number {
   return v;
 }
 
-/** Whether the node flags or NODE_OPTIONS set the semi-space themselves (NODE_OPTIONS split as Node splits flags like this one). */
-function chosenByUser(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  return nodeFlags.some((f) => CHOICE.test(f)) || (env.NODE_OPTIONS ?? "").split(/\s+/).some((f) => CHOICE.test(f));
+/** The user's own `--max-semi-space-size` among the node flags or in NODE_OPTIONS, if any. */
+export function userSemiSpaceFlag(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  return nodeFlagsWithOptions(nodeFlags, env).find((f) => CHOICE.test(f));
 }
 
 /** The flag to add to a child's node command line: `["--max-semi-space-size=N"]` where RINGTORCH_SEMI_SPACE_MB asks, or none. */
 export function semiSpaceFlags(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): string[] {
   const mb = semiSpaceMb(env, 0);
-  return mb === 0 || chosenByUser(nodeFlags, env) ? [] : [`--max-semi-space-size=${mb}`];
+  return mb === 0 || userSemiSpaceFlag(nodeFlags, env) !== undefined ? [] : [`--max-semi-space-size=${mb}`];
 }
 
 /** Every node flag ringtorch adds to a Node process it starts: no startup snapshot (node_snapshot.ts), and the semi-space where asked. */
@@ -59,5 +59,5 @@ export function childNodeFlags(nodeFlags: readonly string[], env: NodeJS.Process
  */
 export function workerYoungGenerationMb(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): number | undefined {
   const mb = semiSpaceMb(env, REPLICA_SEMI_SPACE_MB);
-  return mb === 0 || chosenByUser(nodeFlags, env) ? undefined : 3 * mb;
+  return mb === 0 || userSemiSpaceFlag(nodeFlags, env) !== undefined ? undefined : 3 * mb;
 }

@@ -210,9 +210,10 @@ export function readProfile<P extends string>(names: readonly P[], totals: Float
 /**
  * The young-generation collections the arena has asked for on this thread (0 without the arena).
  * Through memoryPool.stats(), whose check of every block handed out (arena.cc's Reclaim(true)) is
- * not free of effects: read from the arena's own counter instead (no check), at a worker's two
- * answers per step, DataParallel's threads on the bench's Transformer asked for 0.5-0.9
- * scavenges per step each instead of 0.2-0.3 (2026-12-07, loaded machine): see the README.
+ * not free of effects: before the worker made that check itself at each answer
+ * (memoryPool.reclaim()), these profile reads were what kept the free lists stocked, and
+ * unprofiled, DataParallel's threads on the bench's Transformer asked for 0.5-0.9 scavenges per
+ * step each instead of 0.2-0.3 (2026-12-07, loaded machine): see the README.
  */
 function scavengesHere(): number {
   return memoryPool.stats()?.collections ?? 0;
