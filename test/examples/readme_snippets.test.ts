@@ -6,12 +6,12 @@
 // a launcher this machine may lack (mpirun) is listed and left out. The snippets are also type
 // checked in strict mode against the built declarations, since ringrun runs them without checking.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { repoRoot } from "./smoke.js";
+import { repoRoot, runNode } from "./smoke.js";
 
 interface Snippet {
   readonly line: number;
@@ -43,23 +43,6 @@ function leftOutBecause(s: Snippet): string | null {
   return null;
 }
 
-function run(cwd: string, file: string, ranks: number, timeoutMs = 120_000): Promise<{ code: number | null; out: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, RINGTORCH_QUIET: "1" };
-  for (const key of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "RINGTORCH_STORE_TOKEN"]) delete env[key];
-  const ringrun = join(cwd, "node_modules/ringtorch/bin/ringrun.js");
-  const child = spawn(process.execPath, [ringrun, "--standalone", "--nproc-per-node", String(ranks), file], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  return new Promise((resolve) =>
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    }),
-  );
-}
-
 test("every self-contained README snippet runs when pasted into a new project", async (t) => {
   const project = mkdtempSync(join(tmpdir(), "ringtorch-readme-"));
   t.after(() => rmSync(project, { recursive: true, force: true }));
@@ -80,7 +63,8 @@ test("every self-contained README snippet runs when pasted into a new project", 
     const ranks = Number(/--nproc-per-node (\d+)/.exec(s.code.split("\n")[0])?.[1] ?? 1);
     const file = join(project, `snippet_line_${s.line}.ts`);
     writeFileSync(file, s.code);
-    const { code, out } = await run(project, file, ranks);
+    const ringrun = join(project, "node_modules/ringtorch/bin/ringrun.js");
+    const { code, out } = await runNode([ringrun, "--standalone", "--nproc-per-node", String(ranks), file], project, {}, 120_000);
     assert.equal(code, 0, `README line ${s.line} (${ranks} rank(s)) exited with ${code}:\n${s.code}\n---\n${out.slice(-3000)}`);
     ran++;
   }

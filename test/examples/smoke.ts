@@ -16,10 +16,19 @@ export interface Output {
 
 /** Runs `node [ringrun …] example args` from the repository root; kills it after timeoutMs. */
 export function runExample(script: string, args: string[], ranks: number, timeoutMs = 180_000): Promise<Output> {
-  const env: NodeJS.ProcessEnv = { ...process.env, RINGTORCH_QUIET: "1", RINGTORCH_NUM_THREADS: "1" };
-  for (const key of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "RINGTORCH_STORE_TOKEN"]) delete env[key];
   const argv = ranks === 1 ? ["--import", "tsx", "--conditions=source", script, ...args] : ["bin/ringrun.js", "--standalone", "--nproc-per-node", String(ranks), script, ...args];
-  const child = spawn(process.execPath, argv, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  return runNode(argv, repoRoot, { RINGTORCH_NUM_THREADS: "1" }, timeoutMs);
+}
+
+/**
+ * Runs `node argv` in `cwd` with the test runner's environment less its cluster layout (so that a
+ * child does not join the runner's job), quiet, plus `extraEnv`; stdout and stderr together; kills
+ * it after timeoutMs.
+ */
+export function runNode(argv: string[], cwd: string, extraEnv: NodeJS.ProcessEnv, timeoutMs: number): Promise<Output> {
+  const env: NodeJS.ProcessEnv = { ...process.env, RINGTORCH_QUIET: "1", ...extraEnv };
+  for (const key of ["RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "RINGTORCH_STORE_TOKEN"]) delete env[key];
+  const child = spawn(process.execPath, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
   child.stderr.setEncoding("utf8").on("data", (d: string) => (out += d));
