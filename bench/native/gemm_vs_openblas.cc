@@ -39,7 +39,7 @@ using namespace rt;
 #include "simd_avx512.h"
 #include "gemm.inl"
 // Keep in step with native/kernels/isa_avx512.cc's GemmF32.
-using G = Gemm<F32, 12, 2, 144, 256, 4064, 1024>;
+using G = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true>;
 }  // namespace ours
 #pragma GCC diagnostic pop
 #pragma GCC pop_options

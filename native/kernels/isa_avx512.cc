@@ -30,7 +30,12 @@ using namespace rt;
 // as on AVX2: on a Zen 4 core 4-9% faster than passes of 256 on 16-144 rows with K 300-3072
 // (fc1 64x1024x784 92 -> 99-102 GFLOPS, fc2 64x1024x1024 87 -> 91-92) in alternating runs, thread
 // CPU time. Few rows against a row-major B packed in chunks (NCF 256) measured -5..+3%: not taken.
-using GemmF32 = Gemm<F32, 12, 2, 144, 256, 4064, 1024>;
+// Small row-major A read in place (AInPlace, gemm.inl's run_a_in_place; B too where its rows are
+// close): attention's products in gemm_vs_openblas, alternated, p @ v 1.01-1.03x -> 1.19-1.20x
+// OpenBLAS and q @ k.T 1.17x -> 1.20-1.24x; in bench/gemm.ts at 1 thread p @ v 71-83 -> 90-104
+// GFLOPS. On the AVX2 kernels (RINGTORCH_CPU_ISA=avx2 on the same core) p @ v with A in place read
+// slower in 2 of 3 alternated pairs: not taken there, nor for float64 (not measured).
+using GemmF32 = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true>;
 using GemmF64 = Gemm<F64, 12, 2, 96, 256, 2032>;
 }  // namespace rt_avx512
 #pragma GCC diagnostic pop

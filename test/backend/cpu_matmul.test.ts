@@ -113,6 +113,25 @@ describe("cpu backend: matmul", { skip }, () => {
     });
   });
 
+  it("a small row-major A read in place (attention's p @ v and q @ k.T), at the edges of that path", () => {
+    // On AVX-512 float32, at most MC rows, K within one KC pass and N within 4 slivers read A where
+    // it lies; one past each (MC 144, KC 256, NR 32) packs it, as does a transposed A. The other
+    // ISAs and float64 pack A for all of these: the same cases check them against the reference.
+    // A row-major B of whole slivers (32 or 64 columns) is read in place as well.
+    const rng = new Rng(19);
+    const cases: Case[] = [
+      { batch: 4, m: 128, n: 64, k: 128, transA: false, transB: false },
+      { batch: 2, m: 50, n: 32, k: 77, transA: false, transB: false, beta: 0.5 },
+      { batch: 4, m: 128, n: 128, k: 64, transA: false, transB: true, alpha: 0.125 },
+      { batch: 1, m: 144, n: 128, k: 256, transA: false, transB: false, beta: 1 },
+      { batch: 1, m: 145, n: 129, k: 257, transA: false, transB: true, beta: 0.5 },
+      { batch: 2, m: 13, n: 65, k: 384, transA: false, transB: false, broadcastB: true },
+      { batch: 2, m: 31, n: 33, k: 385, transA: false, transB: true, alpha: -2, beta: 0.25 },
+      { batch: 3, m: 7, n: 17, k: 9, transA: false, transB: false, broadcastA: true, beta: 1 },
+    ];
+    checkEveryIsaAndType(cases, rng);
+  });
+
   it("the blocked loop's K in equal passes of whole vectors, each layout, with the next sliver prefetched", () => {
     // More than MC rows, so the blocked loop: K that splits unevenly over passes (1000 is three
     // passes of 336/336/328 at the AVX2 float32 KC of 384, four of 252/252/248/248 for float64),
