@@ -145,13 +145,16 @@ struct Gemm {
     }
   }
 
-  // A small row-major A against few columns of B (attention's p @ v: 128 x 128 by 128 x 64): packing
-  // A costs about as much as a pass of the tiles over it, since only n / NR slivers reuse the packed
-  // copy. There the micro-kernel reads A where it lies, each of its R rows a stream of consecutive
-  // values (the broadcasts are scalar loads either way), and only B is packed. Not where A's rows
-  // are a multiple of 4 KiB apart: all R rows would fall in one L1 set, more than its 8 ways.
+  // A row-major A of short rows against few columns of B (attention's p @ v: 128 x 128 by 128 x 64,
+  // a classifier's x @ w.T with 16 outputs): packing A costs about as much as a pass of the tiles
+  // over it, since only n / NR slivers reuse the packed copy. There the micro-kernel reads A where
+  // it lies, each of its R rows a stream of consecutive values (the broadcasts are scalar loads
+  // either way), a tile of rows against every sliver while those rows are in L1, and only B is
+  // packed. Not where A's rows are a multiple of 4 KiB apart: all R rows would fall in one L1
+  // set, more than its 8 ways. Any number of rows: the blocked loop's blocks of A would not be
+  // reused more either.
   static bool reads_a_in_place(const GemmProblem<T>& g) {
-    return AInPlace && g.csa == 1 && g.m <= MC && g.k <= KC && g.n <= 4 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
+    return AInPlace && g.csa == 1 && g.k <= KC && g.n <= 4 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
   }
 
   // B is read in place too where its rows are whole slivers at most 256 bytes apart (p @ v with a
@@ -160,13 +163,14 @@ struct Gemm {
   static void run_a_in_place(const GemmProblem<T>& g, T* pb) {
     const bool b_in_place = g.csb == 1 && g.n % NR == 0 && g.rsb * int64_t(sizeof(T)) <= 256;
     if (!b_in_place) Pack<S, MR, NR>::b(g.b, g.rsb, g.csb, g.k, g.n, pb);
-    for (int64_t jr = 0; jr < g.n; jr += NR) {
-      const int nr = int(std::min<int64_t>(NR, g.n - jr));
-      const T* b = b_in_place ? g.b + jr : pb + jr * g.k;
-      const int64_t ldb = b_in_place ? g.rsb : NR;
-      for (int64_t ir = 0; ir < g.m; ir += MR)
-        tile<MR, true>(g.k, g.a + ir * g.rsa, g.rsa, b, ldb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, g.beta,
-                       int(std::min<int64_t>(MR, g.m - ir)), nr);
+    const int64_t ldb = b_in_place ? g.rsb : NR;
+    for (int64_t ir = 0; ir < g.m; ir += MR) {
+      const int mr = int(std::min<int64_t>(MR, g.m - ir));
+      for (int64_t jr = 0; jr < g.n; jr += NR) {
+        const T* b = b_in_place ? g.b + jr : pb + jr * g.k;
+        tile<MR, true>(g.k, g.a + ir * g.rsa, g.rsa, b, ldb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, g.beta, mr,
+                       int(std::min<int64_t>(NR, g.n - jr)));
+      }
     }
   }
 

@@ -114,14 +114,16 @@ describe("cpu backend: matmul", { skip }, () => {
   });
 
   it("a small row-major A read in place (attention's p @ v and q @ k.T), at the edges of that path", () => {
-    // On AVX-512 float32, at most MC rows, K within one KC pass and N within 4 slivers read A where
-    // it lies; one past each (MC 144, KC 256, NR 32) packs it, as does a transposed A. The other
+    // On AVX-512 float32, K within one KC pass and N within 4 slivers read A where it lies, however
+    // many rows; one past each (KC 256, NR 32) packs it, as does a transposed A. The other
     // ISAs and float64 pack A for all of these: the same cases check them against the reference.
     // A row-major B of whole slivers (32 or 64 columns) is read in place as well.
     const rng = new Rng(19);
     const cases: Case[] = [
       { batch: 4, m: 128, n: 64, k: 128, transA: false, transB: false },
       { batch: 2, m: 50, n: 32, k: 77, transA: false, transB: false, beta: 0.5 },
+      { batch: 1, m: 301, n: 96, k: 200, transA: false, transB: false, alpha: 0.5 },
+      { batch: 1, m: 1000, n: 16, k: 256, transA: false, transB: true, beta: 1 },
       { batch: 4, m: 128, n: 128, k: 64, transA: false, transB: true, alpha: 0.125 },
       { batch: 1, m: 144, n: 128, k: 256, transA: false, transB: false, beta: 1 },
       { batch: 1, m: 145, n: 129, k: 257, transA: false, transB: true, beta: 0.5 },
