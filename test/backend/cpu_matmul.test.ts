@@ -114,9 +114,10 @@ describe("cpu backend: matmul", { skip }, () => {
   });
 
   it("a small row-major A read in place (attention's p @ v and q @ k.T), at the edges of that path", () => {
-    // On AVX-512 float32, K within one KC pass and N within 4 slivers read A where it lies, however
-    // many rows; one past each (KC 256, NR 32) packs it, as does a transposed A. The other
-    // ISAs and float64 pack A for all of these: the same cases check them against the reference.
+    // In float32 on AVX-512 and AVX2, K within one KC pass and N within 4 slivers read A where it
+    // lies, however many rows; one past each (KC 256 / 384, NR 32 / 16) packs it, as does a
+    // transposed A. The portable path and float64 pack A for all of these: the same cases check
+    // them against the reference.
     // A row-major B of whole slivers (32 or 64 columns) is read in place as well.
     const rng = new Rng(19);
     const cases: Case[] = [
@@ -129,6 +130,8 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 145, n: 129, k: 257, transA: false, transB: true, beta: 0.5 },
       { batch: 2, m: 13, n: 65, k: 384, transA: false, transB: false, broadcastB: true },
       { batch: 2, m: 31, n: 33, k: 385, transA: false, transB: true, alpha: -2, beta: 0.25 },
+      { batch: 1, m: 40, n: 64, k: 384, transA: false, transB: false },
+      { batch: 1, m: 40, n: 65, k: 200, transA: false, transB: true },
       { batch: 3, m: 7, n: 17, k: 9, transA: false, transB: false, broadcastA: true, beta: 1 },
     ];
     checkEveryIsaAndType(cases, rng);
