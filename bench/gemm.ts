@@ -63,6 +63,8 @@ const ALL_MLP_SHAPES: Shape[] = [
   { name: "attn q@k.T 32x[128x128x64]", batch: 32, m: 128, n: 128, k: 64, transA: false, transB: true },
   { name: "attn p@v 32x[128x64x128]", batch: 32, m: 128, n: 64, k: 128, transA: false, transB: false },
   { name: "bmm 32x[128x128x64]", batch: 32, m: 128, n: 128, k: 64, transA: false, transB: false },
+  { name: "attn p@v 8x[256x64x256]", batch: 8, m: 256, n: 64, k: 256, transA: false, transB: false },
+  { name: "classifier x@w.T 1024x16x256", m: 1024, n: 16, k: 256, transA: false, transB: true },
 ];
 
 const SHAPE_WORDS = option("--shapes", "").split(",").filter((w) => w !== "");
