@@ -20,5 +20,6 @@ inline const GemmShape kGemmShapes[] = {
     {"attn q@k.T 32x128x128x64", 32, 128, 128, 64, false, true},
     {"attn p@v 32x128x64x128", 32, 128, 64, 128, false, false},
     {"attn p@v 8x256x64x256", 8, 256, 64, 256, false, false},
+    {"attn p@v 4x512x64x512", 4, 512, 64, 512, false, false},
     {"cls x@w.T 1024x16x256", 1, 1024, 16, 256, false, true},
 };

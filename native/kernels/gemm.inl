@@ -42,6 +42,7 @@ struct Gemm {
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     if (NCF > 0 && g.m <= MC && g.csb == 1 && std::min<int64_t>(g.k, KC) * g.n > int64_t(2) * KC * NCF)
       return run_few_rows_rowb(g, pa, pb);
+    const bool split_c = rows_alias(g.ldc);
     for (int64_t jc = 0; jc < g.n; jc += NC) {
       const int64_t nc = std::min<int64_t>(NC, g.n - jc);
       // K in equal passes of whole vectors (2048 = 6 x 344 rather than 5 x 384 + 128): a short last
@@ -71,7 +72,10 @@ struct Gemm {
               const int mr = int(std::min<int64_t>(MR, mc - ir));
               for (int64_t o = next_bytes * t / tiles / 64 * 64; o < next_bytes * (t + 1) / tiles; o += 64)
                 __builtin_prefetch(next + o, 0, 2);
-              tile<MR>(kc, pa + ir * kc, pb + jr * kc, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, g.alpha, beta, mr, nr);
+              if (split_c)
+                tile_in_halves(kc, pa + ir * kc, pb + jr * kc, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, g.alpha, beta, mr, nr);
+              else
+                tile<MR>(kc, pa + ir * kc, pb + jr * kc, g.c + (ic + ir) * g.ldc + jc + jr, g.ldc, g.alpha, beta, mr, nr);
             }
           }
         }
@@ -151,10 +155,10 @@ struct Gemm {
   // it lies, each of its R rows a stream of consecutive values (the broadcasts are scalar loads
   // either way), a tile of rows against every sliver while those rows are in L1, and only B is
   // packed. Not where A's rows are a multiple of 4 KiB apart: all R rows would fall in one L1
-  // set, more than its 8 ways. Any number of rows: the blocked loop's blocks of A would not be
-  // reused more either.
+  // set, more than its 8 ways. Any number of rows (the blocked loop's blocks of A would not be
+  // reused more either), and K in passes as in run() (p @ v at 512 tokens 1.03 -> 1.21x OpenBLAS).
   static bool reads_a_in_place(const GemmProblem<T>& g) {
-    return AInPlace && g.csa == 1 && g.k <= KC && g.n <= 4 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
+    return AInPlace && g.csa == 1 && g.n <= 4 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
   }
 
   // B is read in place too where its rows are whole slivers at most 256 bytes apart (p @ v with a
@@ -162,16 +166,42 @@ struct Gemm {
   // sets than its kc x NR values need, and the packed copy, which fills every set, does better.
   static void run_a_in_place(const GemmProblem<T>& g, T* pb) {
     const bool b_in_place = g.csb == 1 && g.n % NR == 0 && g.rsb * int64_t(sizeof(T)) <= 256;
-    if (!b_in_place) Pack<S, MR, NR>::b(g.b, g.rsb, g.csb, g.k, g.n, pb);
     const int64_t ldb = b_in_place ? g.rsb : NR;
-    for (int64_t ir = 0; ir < g.m; ir += MR) {
-      const int mr = int(std::min<int64_t>(MR, g.m - ir));
-      for (int64_t jr = 0; jr < g.n; jr += NR) {
-        const T* b = b_in_place ? g.b + jr : pb + jr * g.k;
-        tile<MR, true>(g.k, g.a + ir * g.rsa, g.rsa, b, ldb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, g.beta, mr,
-                       int(std::min<int64_t>(NR, g.n - jr)));
+    // K in equal passes of whole vectors, as in run(); C accumulates after the first.
+    const int64_t passes = (g.k + KC - 1) / KC;
+    int64_t kc = 0;
+    for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
+      const int64_t left = passes - pass;
+      kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
+      const T beta = pc == 0 ? g.beta : T(1);
+      if (!b_in_place) Pack<S, MR, NR>::b(g.b + pc * g.rsb, g.rsb, g.csb, kc, g.n, pb);
+      for (int64_t ir = 0; ir < g.m; ir += MR) {
+        const int mr = int(std::min<int64_t>(MR, g.m - ir));
+        for (int64_t jr = 0; jr < g.n; jr += NR) {
+          const T* b = b_in_place ? g.b + pc * g.rsb + jr : pb + jr * kc;
+          tile<MR, true>(kc, g.a + ir * g.rsa + pc, g.rsa, b, ldb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, beta, mr,
+                         int(std::min<int64_t>(NR, g.n - jr)));
+        }
       }
     }
+  }
+
+
+  // Whether rows of C this far apart fall in the same L1 sets (a multiple of 4 KiB: 1024 floats):
+  // each of a tile's MR rows then puts a line in every set its columns span, more than the sets' 8
+  // ways when MR > 8, and the lines prefetched at the tile's start evict each other before its
+  // write-back. Halves of 6 rows (AVX-512's 12 x 32 tile) measured, ours over OpenBLAS on one
+  // thread, two alternated pairs: 1024^2 1.03-1.04 -> 1.07x, 2048^2 1.03-1.05 -> 1.07x, g.T @ x
+  // (1024 x 1024 x 64) 1.07-1.09 -> 1.15-1.16x, x @ w.T 1024 x 8192 x 256 1.05-1.07 -> 1.12x;
+  // other shapes unchanged, as were the few-rows path's x @ w.T (so it does not split).
+  static bool rows_alias(int64_t ldc) { return MR > 8 && (ldc * int64_t(sizeof(T))) % 4096 == 0; }
+
+  // An MR-row tile of a packed A sliver as two tiles of MR / 2 rows (the sliver's layout is the same:
+  // MR values per step of k), so that each writes back at most 8 lines per L1 set.
+  static void tile_in_halves(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta, int mr, int nr) {
+    constexpr int H = MR / 2;
+    tile<H>(kc, a, b, c, ldc, alpha, beta, std::min(mr, H), nr);
+    if (mr > H) tile<MR - H>(kc, a + H, b, c + H * ldc, ldc, alpha, beta, mr - H, nr);
   }
 
   // Prefetches part `part` of `parts` of the cache lines of a kc x nr block of B into L2: a

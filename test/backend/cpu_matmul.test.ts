@@ -137,6 +137,19 @@ describe("cpu backend: matmul", { skip }, () => {
     checkEveryIsaAndType(cases, rng);
   });
 
+  it("C's rows a multiple of 4 KiB apart (tiles written in halves on AVX-512), with edge tiles on each side of a half", () => {
+    // 1024 floats or 512 doubles a row; last tiles of 5 rows (under the 6-row half) and of 9 (over
+    // it); K over one pass, so later passes accumulate onto the halves' output.
+    const rng = new Rng(20);
+    const cases: Case[] = [
+      { batch: 1, m: 137, n: 1024, k: 70, transA: false, transB: false },
+      { batch: 1, m: 141, n: 1024, k: 300, transA: true, transB: false, beta: 0.5 },
+      { batch: 1, m: 150, n: 512, k: 64, transA: true, transB: true, alpha: 2 },
+      { batch: 2, m: 29, n: 1024, k: 33, transA: false, transB: false, beta: 1 },
+    ];
+    checkEveryIsaAndType(cases, rng);
+  });
+
   it("the blocked loop's K in equal passes of whole vectors, each layout, with the next sliver prefetched", () => {
     // More than MC rows, so the blocked loop: K that splits unevenly over passes (1000 is three
     // passes of 336/336/328 at the AVX2 float32 KC of 384, four of 252/252/248/248 for float64),
