@@ -50,8 +50,7 @@ struct Gemm {
       const int64_t passes = (g.k + KC - 1) / KC;
       int64_t kc = 0;
       for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
-        const int64_t left = passes - pass;
-        kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
+        kc = pass_depth(g.k - pc, passes - pass);
         const T beta = pc == 0 ? g.beta : T(1);
         Pack<S, MR, NR>::b(g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, kc, nc, pb);
         // M likewise in blocks of equal whole tiles (1024 = 7 x 132 + 100, not 7 x 144 + 16): the
@@ -96,8 +95,7 @@ struct Gemm {
     const int64_t passes = (g.k + KCF - 1) / KCF;
     int64_t kc = 0;
     for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
-      const int64_t left = passes - pass;
-      kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
+      kc = pass_depth(g.k - pc, passes - pass);
       const T beta = pc == 0 ? g.beta : T(1);
       const T* b = g.b + pc * g.rsb;
       Pack<S, MR, NR>::a(g.a + pc * g.csa, g.rsa, g.csa, g.m, kc, pa);
@@ -171,8 +169,7 @@ struct Gemm {
     const int64_t passes = (g.k + KC - 1) / KC;
     int64_t kc = 0;
     for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
-      const int64_t left = passes - pass;
-      kc = std::min<int64_t>(g.k - pc, ((g.k - pc + left - 1) / left + W - 1) / W * W);
+      kc = pass_depth(g.k - pc, passes - pass);
       const T beta = pc == 0 ? g.beta : T(1);
       if (!b_in_place) Pack<S, MR, NR>::b(g.b + pc * g.rsb, g.rsb, g.csb, kc, g.n, pb);
       for (int64_t ir = 0; ir < g.m; ir += MR) {
@@ -185,7 +182,6 @@ struct Gemm {
       }
     }
   }
-
 
   // Whether rows of C this far apart fall in the same L1 sets (a multiple of 4 KiB: 1024 floats):
   // each of a tile's MR rows then puts a line in every set its columns span, more than the sets' 8
@@ -202,6 +198,12 @@ struct Gemm {
     constexpr int H = MR / 2;
     tile<H>(kc, a, b, c, ldc, alpha, beta, std::min(mr, H), nr);
     if (mr > H) tile<MR - H>(kc, a + H, b, c + H * ldc, ldc, alpha, beta, mr - H, nr);
+  }
+
+  // The depth of the next of `left` equal passes over the `rest` of K: whole vectors, the last pass
+  // what remains.
+  static int64_t pass_depth(int64_t rest, int64_t left) {
+    return std::min<int64_t>(rest, ((rest + left - 1) / left + W - 1) / W * W);
   }
 
   // Prefetches part `part` of `parts` of the cache lines of a kc x nr block of B into L2: a
@@ -224,9 +226,9 @@ struct Gemm {
   // Picks the micro-kernel for an mr x nr tile: exactly mr rows (edge tiles skip the padding rows'
   // arithmetic) and one vector fewer when the last one would be padding only.
   // A is a packed sliver, or with InPlace R rows of A read where they lie, lda apart.
-  template <int R, bool InPlace = false>
+  template <int R>
   static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta, int mr, int nr) {
-    tile<R, InPlace>(kc, a, 0, b, NR, c, ldc, alpha, beta, mr, nr);
+    tile<R, false>(kc, a, 0, b, NR, c, ldc, alpha, beta, mr, nr);
   }
   template <int R, bool InPlace>
   static void tile(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, T alpha, T beta,

@@ -41,10 +41,16 @@ export function userSemiSpaceFlag(nodeFlags: readonly string[], env: NodeJS.Proc
   return nodeFlagsWithOptions(nodeFlags, env).find((f) => CHOICE.test(f));
 }
 
+/** The semi-space ringtorch sets, in MiB (RINGTORCH_SEMI_SPACE_MB, else `fallback`), or undefined where V8's default or the user's flag stands. */
+function semiSpaceToSet(nodeFlags: readonly string[], env: NodeJS.ProcessEnv, fallback: number): number | undefined {
+  const mb = semiSpaceMb(env, fallback);
+  return mb === 0 || userSemiSpaceFlag(nodeFlags, env) !== undefined ? undefined : mb;
+}
+
 /** The flag to add to a child's node command line: `["--max-semi-space-size=N"]` where RINGTORCH_SEMI_SPACE_MB asks, or none. */
 export function semiSpaceFlags(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): string[] {
-  const mb = semiSpaceMb(env, 0);
-  return mb === 0 || userSemiSpaceFlag(nodeFlags, env) !== undefined ? [] : [`--max-semi-space-size=${mb}`];
+  const mb = semiSpaceToSet(nodeFlags, env, 0);
+  return mb === undefined ? [] : [`--max-semi-space-size=${mb}`];
 }
 
 /** Every node flag ringtorch adds to a Node process it starts: no startup snapshot (node_snapshot.ts), and the semi-space where asked. */
@@ -58,6 +64,6 @@ export function childNodeFlags(nodeFlags: readonly string[], env: NodeJS.Process
  * thread). V8 sizes a young generation as three semi-spaces: two, and a large-object space as big.
  */
 export function workerYoungGenerationMb(nodeFlags: readonly string[], env: NodeJS.ProcessEnv): number | undefined {
-  const mb = semiSpaceMb(env, REPLICA_SEMI_SPACE_MB);
-  return mb === 0 || userSemiSpaceFlag(nodeFlags, env) !== undefined ? undefined : 3 * mb;
+  const mb = semiSpaceToSet(nodeFlags, env, REPLICA_SEMI_SPACE_MB);
+  return mb === undefined ? undefined : 3 * mb;
 }
