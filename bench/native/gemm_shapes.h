@@ -1,5 +1,7 @@
 // The products the native GEMM tools time (gemm_tune.cc, gemm_vs_openblas.cc): the squares of
-// bench/gemm.ts, the MLP's three products, the GPT's widest linears, and attention's batched pair.
+// bench/gemm.ts, the MLP's three products, the GPT's widest linears, and attention's batched pair;
+// then ("tf") the small Transformer's linears of bench/dataparallel.ts (d 64, 1024 tokens) and
+// weight gradients g.T @ x of other widths (a GPT's d 256 qkv over 1024 tokens, odd edges).
 #pragma once
 #include <cstdint>
 
@@ -22,4 +24,12 @@ inline const GemmShape kGemmShapes[] = {
     {"attn p@v 8x256x64x256", 8, 256, 64, 256, false, false},
     {"attn p@v 4x512x64x512", 4, 512, 64, 512, false, false},
     {"cls x@w.T 1024x16x256", 1, 1024, 16, 256, false, true},
+    {"tf qkv x@w.T 1024x192x64", 1, 1024, 192, 64, false, true},
+    {"tf dX g@w 1024x64x192", 1, 1024, 64, 192, false, false},
+    {"tf dW g.T@x 192x64x1024", 1, 192, 64, 1024, true, false},
+    {"tf dW g.T@x 64x64x1024", 1, 64, 64, 1024, true, false},
+    {"dW g.T@x 2048x64x1024", 1, 2048, 64, 1024, true, false},
+    {"gpt dW g.T@x 768x256x1024", 1, 768, 256, 1024, true, false},
+    {"gpt head dW g.T@x 8192x256x1024", 1, 8192, 256, 1024, true, false},
+    {"dW g.T@x 100x50x700", 1, 100, 50, 700, true, false},
 };

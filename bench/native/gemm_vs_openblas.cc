@@ -11,6 +11,9 @@
 //
 //   g++ -O3 -std=c++17 -pthread -Inative/kernels bench/native/gemm_vs_openblas.cc native/kernels/pack_buffer.cc -ldl -o /tmp/gemm_vs_openblas
 //   /tmp/gemm_vs_openblas "$(ls ~/.venvs/peer/lib/python3*/site-packages/numpy.libs/libscipy_openblas*.so)"
+//
+// With -DOURS_AVX2 it times the AVX2 kernels instead; run it with OPENBLAS_CORETYPE=Haswell so that
+// OpenBLAS uses its AVX2 kernels too (what an AVX2-only machine would compare).
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <time.h>
@@ -28,7 +31,6 @@
 #include "pack_buffer.h"
 
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 // As in isa_avx512.cc: GCC 12's AVX-512 intrinsics read an intentionally undefined register.
@@ -36,10 +38,20 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 namespace ours {
 using namespace rt;
+#ifdef OURS_AVX2
+// The AVX2 kernels (-DOURS_AVX2), to hold against OpenBLAS's Haswell kernels (OPENBLAS_CORETYPE=Haswell).
+#pragma GCC target("avx2,fma")
+#include "simd_avx2.h"
+#include "gemm.inl"
+// Keep in step with native/kernels/isa_avx2.cc's GemmF32.
+using G = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true>;
+#else
+#pragma GCC target("avx512f,avx2,fma")
 #include "simd_avx512.h"
 #include "gemm.inl"
 // Keep in step with native/kernels/isa_avx512.cc's GemmF32.
-using G = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true>;
+using G = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true, true>;
+#endif
 }  // namespace ours
 #pragma GCC diagnostic pop
 #pragma GCC pop_options

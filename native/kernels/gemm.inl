@@ -15,17 +15,22 @@
 
 #include "gemm_pack.inl"
 
-// KCF is the depth of run_few_rows' passes (see there); by default the same KC as the blocked loop.
+// KCF is the depth of run_few_rows' passes and of a column-major A read in place (see there); by
+// default the same KC as the blocked loop.
 // NCF > 0 gives few rows against a row-major B their own loop over chunks of NCF columns
-// (run_few_rows_rowb); 0 leaves them to the blocked loop. AInPlace lets small products read a
-// row-major A without packing it (run_a_in_place).
-template <class S, int MR, int NV, int MC, int KC, int NC, int KCF = KC, int NCF = 0, bool AInPlace = false>
+// (run_few_rows_rowb); 0 leaves them to the blocked loop. AInPlace lets products with few columns
+// read a row-major A without packing it, AColsInPlace a column-major one (run_a_in_place).
+template <class S, int MR, int NV, int MC, int KC, int NC, int KCF = KC, int NCF = 0, bool AInPlace = false,
+          bool AColsInPlace = false>
 struct Gemm {
   using T = typename S::T;
   using V = typename S::V;
   static constexpr int W = S::W;
   static constexpr int NR = NV * W;
   static constexpr int kMR = MR, kNR = NR;
+  // How the micro-kernel reads A: a packed sliver, or where it lies, row-major or column-major.
+  static constexpr int kPacked = 0, kRowsInPlace = 1, kColsInPlace = 2;
+  static constexpr int64_t kColsPassBytes = 256 * 1024;
   static_assert(MC % MR == 0 && NC % NR == 0, "blocks must hold whole micro-tiles");
   static_assert(KCF % W == 0, "the few-rows passes split K in whole vectors");
   static_assert(NCF % NR == 0 && NCF <= NC, "the few-rows chunks of B hold whole slivers");
@@ -36,7 +41,7 @@ struct Gemm {
     static thread_local PackBuffer buf;
     // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
     constexpr size_t kA = (size_t(MC) * std::max(KC, KCF) + W + 15) / 16 * 16;
-    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR)) * sizeof(T)));
+    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR * (AColsInPlace ? 8 : 1))) * sizeof(T)));
     T* pb = pa + kA;
     if (reads_a_in_place(g)) return run_a_in_place(g, pb);
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
@@ -155,18 +160,45 @@ struct Gemm {
   // packed. Not where A's rows are a multiple of 4 KiB apart: all R rows would fall in one L1
   // set, more than its 8 ways. Any number of rows (the blocked loop's blocks of A would not be
   // reused more either), and K in passes as in run() (p @ v at 512 tokens 1.03 -> 1.21x OpenBLAS).
-  static bool reads_a_in_place(const GemmProblem<T>& g) {
+  static bool reads_rows_in_place(const GemmProblem<T>& g) {
     return AInPlace && g.csa == 1 && g.n <= 4 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
   }
 
-  // B is read in place too where its rows are whole slivers at most 256 bytes apart (p @ v with a
-  // head size of 64: 1.16 -> 1.19-1.20x OpenBLAS): farther apart, a sliver's rows share fewer L1
-  // sets than its kc x NR values need, and the packed copy, which fills every set, does better.
+  // A column-major A (a transposed row-major matrix: a weight's gradient g.T @ x, K the batch's
+  // tokens) against at most 8 slivers of B: at each step of k a tile's R values of A lie side by
+  // side, as in a packed sliver, only lda apart instead of MR, so the micro-kernel reads them in
+  // place; B likewise where its rows are whole slivers at most 1 KiB apart. Packing both cost
+  // 10-25% of these products (each packed value served only n / NR or m / MR tiles), and with
+  // neither packed a pass over K may be as deep as KCF where B's rows fit (below): a tile's streams
+  // of A and B come from L2 with the hardware's prefetch either way, and deeper passes write C less
+  // often. On a Zen 4 core, ours / OpenBLAS (gemm_vs_openblas, alternated): 64 x 64 x 1024
+  // 0.91-0.94 -> 1.24-1.26x, 192 x 64 x 1024 0.89-0.90 -> 1.18-1.20x, 2048 x 64 x 1024 0.92-0.97 ->
+  // 1.30-1.40x, 768 x 256 x 1024 0.99-1.00 -> 1.08-1.11x, 100 x 50 x 700 (B packed) 0.76 -> 0.98x;
+  // 512 columns or more measured mixed (1024^3 0.84-0.89x) and stay with the blocked loop. Not for AVX2's 6 x 16 tile,
+  // whose steps of k carry a quarter of the arithmetic per line of A read (isa_avx2.cc).
+  static bool reads_cols_in_place(const GemmProblem<T>& g) {
+    return AColsInPlace && g.rsa == 1 && g.csa != 1 && g.n <= 8 * NR;
+  }
+  static bool reads_a_in_place(const GemmProblem<T>& g) { return reads_rows_in_place(g) || reads_cols_in_place(g); }
+
+  // B is read in place too where its rows are whole slivers close enough: for row-major A at most
+  // 256 bytes apart (p @ v with a head size of 64: 1.16 -> 1.19-1.20x OpenBLAS): farther apart, a
+  // sliver's rows share fewer L1 sets than its kc x NR values need, and the packed copy, which
+  // fills every set, does better.
   static void run_a_in_place(const GemmProblem<T>& g, T* pb) {
-    const bool b_in_place = g.csb == 1 && g.n % NR == 0 && g.rsb * int64_t(sizeof(T)) <= 256;
+    if (reads_rows_in_place(g)) return run_a_in_place<kRowsInPlace>(g, pb, g.rsa, KC, 256);
+    // Every tile of rows reads the pass's rows of B again: they stay within 256 KiB (a quarter of
+    // L2), so 256 columns take passes of 256 (the GPT head's 8192 x 256 x 1024 gradient 0.95-0.98x
+    // OpenBLAS in passes of 1024, 1.06-1.08x), 64 columns of 1024.
+    const int64_t depth = std::min<int64_t>(KCF, std::max<int64_t>(W, kColsPassBytes / int64_t(sizeof(T)) / g.n / W * W));
+    run_a_in_place<kColsInPlace>(g, pb, g.csa, depth, 1024);
+  }
+  template <int AMode>
+  static void run_a_in_place(const GemmProblem<T>& g, T* pb, int64_t lda, int64_t max_depth, int64_t max_ldb_bytes) {
+    const bool b_in_place = g.csb == 1 && g.n % NR == 0 && g.rsb * int64_t(sizeof(T)) <= max_ldb_bytes;
     const int64_t ldb = b_in_place ? g.rsb : NR;
     // K in equal passes of whole vectors, as in run(); C accumulates after the first.
-    const int64_t passes = (g.k + KC - 1) / KC;
+    const int64_t passes = (g.k + max_depth - 1) / max_depth;
     int64_t kc = 0;
     for (int64_t pc = 0, pass = 0; pc < g.k; pc += kc, pass++) {
       kc = pass_depth(g.k - pc, passes - pass);
@@ -174,10 +206,11 @@ struct Gemm {
       if (!b_in_place) Pack<S, MR, NR>::b(g.b + pc * g.rsb, g.rsb, g.csb, kc, g.n, pb);
       for (int64_t ir = 0; ir < g.m; ir += MR) {
         const int mr = int(std::min<int64_t>(MR, g.m - ir));
+        const T* a = g.a + ir * g.rsa + pc * g.csa;
         for (int64_t jr = 0; jr < g.n; jr += NR) {
           const T* b = b_in_place ? g.b + pc * g.rsb + jr : pb + jr * kc;
-          tile<MR, true>(kc, g.a + ir * g.rsa + pc, g.rsa, b, ldb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, beta, mr,
-                         int(std::min<int64_t>(NR, g.n - jr)));
+          tile<MR, AMode>(kc, a, lda, b, ldb, g.c + ir * g.ldc + jr, g.ldc, g.alpha, beta, mr,
+                          int(std::min<int64_t>(NR, g.n - jr)));
         }
       }
     }
@@ -225,27 +258,29 @@ struct Gemm {
 
   // Picks the micro-kernel for an mr x nr tile: exactly mr rows (edge tiles skip the padding rows'
   // arithmetic) and one vector fewer when the last one would be padding only.
-  // A is a packed sliver, or with InPlace R rows of A read where they lie, lda apart.
+  // A is a packed sliver (kPacked), or R rows of A read where they lie: lda apart (kRowsInPlace) or
+  // side by side with each step of k lda further on (kColsInPlace).
   template <int R>
   static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta, int mr, int nr) {
-    tile<R, false>(kc, a, 0, b, NR, c, ldc, alpha, beta, mr, nr);
+    tile<R, kPacked>(kc, a, 0, b, NR, c, ldc, alpha, beta, mr, nr);
   }
-  template <int R, bool InPlace>
+  template <int R, int AMode>
   static void tile(int64_t kc, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, T alpha, T beta,
                    int mr, int nr) {
     if constexpr (R > 1) {
-      if (mr < R) return tile<R - 1, InPlace>(kc, a, lda, b, ldb, c, ldc, alpha, beta, mr, nr);
+      if (mr < R) return tile<R - 1, AMode>(kc, a, lda, b, ldb, c, ldc, alpha, beta, mr, nr);
     }
     if constexpr (NV > 1) {
-      if (nr <= (NV - 1) * W) return kernel<R, NV - 1, InPlace>(kc, a, lda, b, ldb, c, ldc, alpha, beta, nr);
+      if (nr <= (NV - 1) * W) return kernel<R, NV - 1, AMode>(kc, a, lda, b, ldb, c, ldc, alpha, beta, nr);
     }
-    kernel<R, NV, InPlace>(kc, a, lda, b, ldb, c, ldc, alpha, beta, nr);
+    kernel<R, NV, AMode>(kc, a, lda, b, ldb, c, ldc, alpha, beta, nr);
   }
 
   // C[R, nr] = alpha * (A sliver)(B sliver) + beta * C, accumulating R x NVe vectors in registers.
-  // The A sliver has MR values per step of p whatever R is (InPlace: row i's value at a[i * lda]);
-  // the B sliver NR.
-  template <int R, int NVe, bool InPlace>
+  // The packed A sliver has MR values per step of p whatever R is; in place, row i's value is at
+  // a[i * lda] (kRowsInPlace) or a[i], the next step lda on (kColsInPlace). B's next step is NR on in
+  // a packed sliver, ldb in place.
+  template <int R, int NVe, int AMode>
   static void kernel(int64_t kc, const T* __restrict a, int64_t lda, const T* __restrict b, int64_t ldb,
                      T* __restrict c, int64_t ldc, T alpha, T beta, int nr) {
     V acc[R][NVe];
@@ -266,12 +301,12 @@ struct Gemm {
       for (int j = 0; j < NVe; j++) bv[j] = S::load(b + j * W);
 #pragma GCC unroll 16
       for (int i = 0; i < R; i++) {
-        const V ai = S::set1(InPlace ? a[i * lda] : a[i]);
+        const V ai = S::set1(AMode == kRowsInPlace ? a[i * lda] : a[i]);
 #pragma GCC unroll 4
         for (int j = 0; j < NVe; j++) acc[i][j] = S::fmadd(ai, bv[j], acc[i][j]);
       }
-      a += InPlace ? 1 : MR;
-      b += InPlace ? ldb : NR;
+      a += AMode == kPacked ? MR : AMode == kRowsInPlace ? 1 : lda;
+      b += AMode == kPacked ? NR : ldb;
     }
 
     const V va = S::set1(alpha);

@@ -33,6 +33,10 @@ using namespace rt;
 // OpenBLAS in bench/native/gemm_vs_openblas.cc built with this configuration, two alternated pairs):
 // attention's q @ k.T 1.21-1.22x -> 1.23-1.24x OpenBLAS, p @ v 1.01-1.07x -> 1.07-1.10x, a
 // 16-output classifier's x @ w.T 1.02-1.04x -> 1.33-1.36x. Not measured on AVX2-only hardware.
+// A column-major A read in place (AColsInPlace, which AVX-512 takes) measured worse here (session 20,
+// the same core's AVX2 path against OpenBLAS's Haswell kernels, two alternated pairs): 64 x 128 x
+// 1024 0.94 -> 0.82-0.85x, 1024 x 64 x 1024 0.92-0.94 -> 0.64x, 2048 x 64 x 1024 0.84-0.90 ->
+// 0.61-0.62x; its 6 x 16 tile does a quarter of the arithmetic per line of A that it streams.
 using GemmF32 = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true>;
 using GemmF64 = Gemm<F64, 6, 2, 96, 256, 2040>;
 }  // namespace rt_avx2

@@ -137,6 +137,26 @@ describe("cpu backend: matmul", { skip }, () => {
     checkEveryIsaAndType(cases, rng);
   });
 
+  it("a column-major A read in place (a weight's gradient g.T @ x), at the edges of that path", () => {
+    // In float32 on AVX-512, a transposed A against at most 8 slivers (256 columns) is read where it
+    // lies, any M, K in passes of up to 1024 (256 at 256 columns, so 1025 is five); B too where its rows are whole slivers at most 1 KiB
+    // apart (the random row padding moves 256 columns either side of that), else packed (50
+    // columns, a transposed B). One column past 8 slivers takes the blocked loop. Every other ISA
+    // and float64 pack: the same cases check them against the reference.
+    const rng = new Rng(21);
+    const cases: Case[] = [
+      { batch: 1, m: 64, n: 64, k: 1024, transA: true, transB: false },
+      { batch: 1, m: 193, n: 256, k: 1025, transA: true, transB: false, beta: 0.5 },
+      { batch: 1, m: 100, n: 50, k: 700, transA: true, transB: false, alpha: -2 },
+      { batch: 1, m: 300, n: 96, k: 2100, transA: true, transB: false, beta: 1 },
+      { batch: 1, m: 37, n: 257, k: 300, transA: true, transB: false },
+      { batch: 1, m: 13, n: 32, k: 5, transA: true, transB: true, beta: 0.25 },
+      { batch: 2, m: 30, n: 64, k: 65, transA: true, transB: false, broadcastA: true },
+      { batch: 1, m: 1, n: 64, k: 100, transA: true, transB: false },
+    ];
+    checkEveryIsaAndType(cases, rng);
+  });
+
   it("C's rows a multiple of 4 KiB apart (tiles written in halves on AVX-512), with edge tiles on each side of a half", () => {
     // 1024 floats or 512 doubles a row; last tiles of 5 rows (under the 6-row half) and of 9 (over
     // it); K over one pass, so later passes accumulate onto the halves' output.
