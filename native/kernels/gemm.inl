@@ -160,8 +160,12 @@ struct Gemm {
   // packed. Not where A's rows are a multiple of 4 KiB apart: all R rows would fall in one L1
   // set, more than its 8 ways. Any number of rows (the blocked loop's blocks of A would not be
   // reused more either), and K in passes as in run() (p @ v at 512 tokens 1.03 -> 1.21x OpenBLAS).
+  // Up to 8 slivers (session 20; from 4): on AVX-512 a small Transformer's qkv x @ w.T 1024 x 192 x
+  // 64 1.03 -> 1.07x OpenBLAS, 512 x 256 x 256 1.07 -> 1.11x, 1024 x 160 x 128 1.02 -> 1.07x; on the
+  // AVX2 kernels (against OpenBLAS's Haswell ones) p @ v with 128 columns 1.03 -> 1.06x, 1024 x 96 x
+  // 256 1.00-1.02 -> 1.06x, the rest within 1%.
   static bool reads_rows_in_place(const GemmProblem<T>& g) {
-    return AInPlace && g.csa == 1 && g.n <= 4 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
+    return AInPlace && g.csa == 1 && g.n <= 8 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
   }
 
   // A column-major A (a transposed row-major matrix: a weight's gradient g.T @ x, K the batch's

@@ -28,7 +28,7 @@ using namespace rt;
 // (g @ w) pack B 256 columns at a time with the next chunk prefetched under the tiles: 0-15%
 // (median 3%, more when the shared L3 is busy) faster than the blocked loop on 64 x 784 x 1024 and
 // 64 x 1024 x 1024, 1.2-1.6x on 16-32 rows against 2048-4096 columns, in interleaved
-// single-thread runs (128 columns measured 0-3%). A row-major A read in place where N fits 4
+// single-thread runs (128 columns measured 0-3%). A row-major A read in place where N fits 4 (now 8)
 // slivers (gemm.inl's run_a_in_place; session 19, on a Zen 4 core's AVX2 path, paired with
 // OpenBLAS in bench/native/gemm_vs_openblas.cc built with this configuration, two alternated pairs):
 // attention's q @ k.T 1.21-1.22x -> 1.23-1.24x OpenBLAS, p @ v 1.01-1.07x -> 1.07-1.10x, a

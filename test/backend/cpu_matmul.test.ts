@@ -114,9 +114,8 @@ describe("cpu backend: matmul", { skip }, () => {
   });
 
   it("a small row-major A read in place (attention's p @ v and q @ k.T), at the edges of that path", () => {
-    // In float32 on AVX-512 and AVX2, K within one KC pass and N within 4 slivers read A where it
-    // lies, however many rows; one past each (KC 256 / 384, NR 32 / 16) packs it, as does a
-    // transposed A. The portable path and float64 pack A for all of these: the same cases check
+    // In float32 on AVX-512 and AVX2, N within 8 slivers (256 / 128 columns) reads A where it lies,
+    // however many rows, K in passes (KC 256 / 384); one column past packs it, as does a transposed A. The portable path and float64 pack A for all of these: the same cases check
     // them against the reference.
     // A row-major B of whole slivers (32 or 64 columns) is read in place as well.
     const rng = new Rng(19);
@@ -133,6 +132,9 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 40, n: 64, k: 384, transA: false, transB: false },
       { batch: 1, m: 40, n: 65, k: 200, transA: false, transB: true },
       { batch: 3, m: 7, n: 17, k: 9, transA: false, transB: false, broadcastA: true, beta: 1 },
+      { batch: 1, m: 40, n: 256, k: 100, transA: false, transB: false, alpha: 2 },
+      { batch: 1, m: 30, n: 257, k: 60, transA: false, transB: true, beta: 1 },
+      { batch: 1, m: 25, n: 192, k: 300, transA: false, transB: true },
     ];
     checkEveryIsaAndType(cases, rng);
   });
