@@ -178,10 +178,11 @@ struct Gemm {
   // often. On a Zen 4 core, ours / OpenBLAS (gemm_vs_openblas, alternated): 64 x 64 x 1024
   // 0.91-0.94 -> 1.24-1.26x, 192 x 64 x 1024 0.89-0.90 -> 1.18-1.20x, 2048 x 64 x 1024 0.92-0.97 ->
   // 1.30-1.40x, 768 x 256 x 1024 0.99-1.00 -> 1.08-1.11x, 100 x 50 x 700 (B packed) 0.76 -> 0.98x;
-  // 512 columns or more measured mixed (1024^3 0.84-0.89x) and stay with the blocked loop. Not for AVX2's 6 x 16 tile,
-  // whose steps of k carry a quarter of the arithmetic per line of A read (isa_avx2.cc).
+  // 512 columns or more measured mixed (1024^3 0.84-0.89x) and stay with the blocked loop. Not for
+  // AVX2's 6 x 16 tile, whose steps of k carry a quarter of the arithmetic per line of A read
+  // (isa_avx2.cc). (n > 0: the pass depth below divides by it.)
   static bool reads_cols_in_place(const GemmProblem<T>& g) {
-    return AColsInPlace && g.rsa == 1 && g.csa != 1 && g.n <= 8 * NR;
+    return AColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= 8 * NR;
   }
   static bool reads_a_in_place(const GemmProblem<T>& g) { return reads_rows_in_place(g) || reads_cols_in_place(g); }
 
