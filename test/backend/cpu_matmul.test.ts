@@ -115,8 +115,9 @@ describe("cpu backend: matmul", { skip }, () => {
 
   it("a small row-major A read in place (attention's p @ v and q @ k.T), at the edges of that path", () => {
     // In float32 on AVX-512 and AVX2, N within 8 slivers (256 / 128 columns) reads A where it lies,
-    // however many rows, K in passes (KC 256 / 384); one column past packs it, as does a transposed A. The portable path and float64 pack A for all of these: the same cases check
-    // them against the reference.
+    // however many rows, K in passes (KC 256 / 384); one column past packs it, as does a transposed
+    // A. The portable path and float64 pack A for all of these: the same cases check them against
+    // the reference.
     // A row-major B of whole slivers (32 or 64 columns) is read in place as well.
     const rng = new Rng(19);
     const cases: Case[] = [
@@ -141,10 +142,11 @@ describe("cpu backend: matmul", { skip }, () => {
 
   it("a column-major A read in place (a weight's gradient g.T @ x), at the edges of that path", () => {
     // In float32 on AVX-512, a transposed A against at most 8 slivers (256 columns) is read where it
-    // lies, any M, K in passes of up to 1024 (256 at 256 columns, so 1025 is five); B too where its rows are whole slivers at most 1 KiB
-    // apart (the random row padding moves 256 columns either side of that), else packed (50
-    // columns, a transposed B). One column past 8 slivers takes the blocked loop. Every other ISA
-    // and float64 pack: the same cases check them against the reference.
+    // lies, any M, K in passes of up to 1024 (256 at 256 columns, so 1025 is five); B too where its
+    // rows are whole slivers at most 1 KiB apart (the random row padding moves 256 columns either
+    // side of that), else packed (50 columns, a transposed B). One column past 8 slivers takes the
+    // blocked loop. Every other ISA and float64 pack: the same cases check them against the
+    // reference.
     const rng = new Rng(21);
     const cases: Case[] = [
       { batch: 1, m: 64, n: 64, k: 1024, transA: true, transB: false },
