@@ -76,8 +76,14 @@ export async function launch(opts: LaunchOptions): Promise<RankResult[]> {
  */
 export async function freePort(host = "127.0.0.1"): Promise<number> {
   const low = ephemeralLow();
+  // Not 15000-24999: a Slurm job's store port is 15000 + its job id mod 10000 (launch/cluster_env.ts),
+  // and test/cluster/slurm.test.ts's jobs, numbered from 1, failed in CI with "port already in use"
+  // when a test in another file running beside it had been handed 15004.
+  const [slurmLow, slurmHigh] = [15_000, 25_000];
+  const ports = low - 10_000 - Math.max(0, Math.min(low, slurmHigh) - slurmLow);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 10_000 + Math.floor(Math.random() * (low - 10_000));
+    let port = 10_000 + Math.floor(Math.random() * ports);
+    if (port >= slurmLow) port += slurmHigh - slurmLow;
     if (await canListen(port, host)) return port;
   }
   throw new Error(`freePort: found no free port on ${host} below ${low} in 50 tries`);
