@@ -30,6 +30,8 @@ struct Gemm {
   static constexpr int kMR = MR, kNR = NR;
   // How the micro-kernel reads A: a packed sliver, or where it lies, row-major or column-major.
   static constexpr int kPacked = 0, kRowsInPlace = 1, kColsInPlace = 2;
+  // The most slivers of B (columns / NR) that either in-place path takes (session 20: 8 against 4).
+  static constexpr int kInPlaceSlivers = 8;
   static constexpr int64_t kColsPassBytes = 256 * 1024;
   static_assert(MC % MR == 0 && NC % NR == 0, "blocks must hold whole micro-tiles");
   static_assert(KCF % W == 0, "the few-rows passes split K in whole vectors");
@@ -41,9 +43,10 @@ struct Gemm {
     static thread_local PackBuffer buf;
     // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
     constexpr size_t kA = (size_t(MC) * std::max(KC, KCF) + W + 15) / 16 * 16;
-    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR * (AColsInPlace ? 8 : 1))) * sizeof(T)));
+    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR * (AColsInPlace ? kInPlaceSlivers : 1))) * sizeof(T)));
     T* pb = pa + kA;
-    if (reads_a_in_place(g)) return run_a_in_place(g, pb);
+    if (reads_rows_in_place(g)) return run_a_in_place<kRowsInPlace>(g, pb, g.rsa, KC, 256);
+    if (reads_cols_in_place(g)) return run_a_in_place<kColsInPlace>(g, pb, g.csa, cols_pass_depth(g.n), 1024);
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     if (NCF > 0 && g.m <= MC && g.csb == 1 && std::min<int64_t>(g.k, KC) * g.n > int64_t(2) * KC * NCF)
       return run_few_rows_rowb(g, pa, pb);
@@ -165,7 +168,7 @@ struct Gemm {
   // AVX2 kernels (against OpenBLAS's Haswell ones) p @ v with 128 columns 1.03 -> 1.06x, 1024 x 96 x
   // 256 1.00-1.02 -> 1.06x, the rest within 1%.
   static bool reads_rows_in_place(const GemmProblem<T>& g) {
-    return AInPlace && g.csa == 1 && g.n <= 8 * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
+    return AInPlace && g.csa == 1 && g.n <= kInPlaceSlivers * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
   }
 
   // A column-major A (a transposed row-major matrix: a weight's gradient g.T @ x, K the batch's
@@ -180,24 +183,23 @@ struct Gemm {
   // 1.30-1.40x, 768 x 256 x 1024 0.99-1.00 -> 1.08-1.11x, 100 x 50 x 700 (B packed) 0.76 -> 0.98x;
   // 512 columns or more measured mixed (1024^3 0.84-0.89x) and stay with the blocked loop. Not for
   // AVX2's 6 x 16 tile, whose steps of k carry a quarter of the arithmetic per line of A read
-  // (isa_avx2.cc). (n > 0: the pass depth below divides by it.)
+  // (isa_avx2.cc). (n > 0: cols_pass_depth divides by it.)
   static bool reads_cols_in_place(const GemmProblem<T>& g) {
-    return AColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= 8 * NR;
+    return AColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= kInPlaceSlivers * NR;
   }
-  static bool reads_a_in_place(const GemmProblem<T>& g) { return reads_rows_in_place(g) || reads_cols_in_place(g); }
 
-  // B is read in place too where its rows are whole slivers close enough: for row-major A at most
-  // 256 bytes apart (p @ v with a head size of 64: 1.16 -> 1.19-1.20x OpenBLAS): farther apart, a
-  // sliver's rows share fewer L1 sets than its kc x NR values need, and the packed copy, which
-  // fills every set, does better.
-  static void run_a_in_place(const GemmProblem<T>& g, T* pb) {
-    if (reads_rows_in_place(g)) return run_a_in_place<kRowsInPlace>(g, pb, g.rsa, KC, 256);
-    // Every tile of rows reads the pass's rows of B again: they stay within 256 KiB (a quarter of
-    // L2), so 256 columns take passes of 256 (the GPT head's 8192 x 256 x 1024 gradient 0.95-0.98x
-    // OpenBLAS in passes of 1024, 1.06-1.08x), 64 columns of 1024.
-    const int64_t depth = std::min<int64_t>(KCF, std::max<int64_t>(W, kColsPassBytes / int64_t(sizeof(T)) / g.n / W * W));
-    run_a_in_place<kColsInPlace>(g, pb, g.csa, depth, 1024);
+  // The column-major path's pass depth: every tile of rows reads the pass's rows of B again, so they
+  // stay within 256 KiB (a quarter of L2): 256 columns take passes of 256 (the GPT head's 8192 x 256
+  // x 1024 gradient 0.95-0.98x OpenBLAS in passes of 1024, 1.06-1.08x), 64 columns of 1024.
+  static int64_t cols_pass_depth(int64_t n) {
+    return std::min<int64_t>(KCF, std::max<int64_t>(W, kColsPassBytes / int64_t(sizeof(T)) / n / W * W));
   }
+
+  // Either in-place path (AMode kRowsInPlace or kColsInPlace; A's values lda apart, K in passes of
+  // at most max_depth). B is read in place too where its rows are whole slivers close enough
+  // (max_ldb_bytes): for row-major A at most 256 bytes apart (p @ v with a head size of 64: 1.16 ->
+  // 1.19-1.20x OpenBLAS): farther apart, a sliver's rows share fewer L1 sets than its kc x NR
+  // values need, and the packed copy, which fills every set, does better; for column-major A 1 KiB.
   template <int AMode>
   static void run_a_in_place(const GemmProblem<T>& g, T* pb, int64_t lda, int64_t max_depth, int64_t max_ldb_bytes) {
     const bool b_in_place = g.csb == 1 && g.n % NR == 0 && g.rsb * int64_t(sizeof(T)) <= max_ldb_bytes;
