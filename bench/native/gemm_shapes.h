@@ -1,7 +1,8 @@
 // The products the native GEMM tools time (gemm_tune.cc, gemm_vs_openblas.cc): the squares of
 // bench/gemm.ts, the MLP's three products, the GPT's widest linears, and attention's batched pair;
 // then ("tf") the small Transformer's linears of bench/dataparallel.ts (d 64, 1024 tokens) and
-// weight gradients g.T @ x of other widths (a GPT's d 256 qkv over 1024 tokens, odd edges).
+// weight gradients g.T @ x of other widths (a GPT's d 256 qkv over 1024 tokens, odd edges), and
+// attention's dV.
 #pragma once
 #include <cstdint>
 
@@ -32,4 +33,7 @@ inline const GemmShape kGemmShapes[] = {
     {"gpt dW g.T@x 768x256x1024", 1, 768, 256, 1024, true, false},
     {"gpt head dW g.T@x 8192x256x1024", 1, 8192, 256, 1024, true, false},
     {"dW g.T@x 100x50x700", 1, 100, 50, 700, true, false},
+    // attention's backward through an unfused p @ v: dV = p.T @ g (a column-major A, head-size columns)
+    {"attn dV p.T@g 32x128x64x128", 32, 128, 64, 128, true, false},
+    {"attn dV p.T@g 4x512x64x512", 4, 512, 64, 512, true, false},
 };

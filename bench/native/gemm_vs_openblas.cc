@@ -10,10 +10,13 @@
 // integers and prefixed names (scipy_cblas_sgemm64_), a system one has cblas_sgemm:
 //
 //   g++ -O3 -std=c++17 -pthread -Inative/kernels bench/native/gemm_vs_openblas.cc native/kernels/pack_buffer.cc -ldl -o /tmp/gemm_vs_openblas
-//   /tmp/gemm_vs_openblas "$(ls ~/.venvs/peer/lib/python3*/site-packages/numpy.libs/libscipy_openblas*.so)"
+//   /tmp/gemm_vs_openblas "$(ls ~/.venvs/peer/lib/python3*/site-packages/numpy.libs/libscipy_openblas*.so)" [g.T@x]
 //
-// With -DOURS_AVX2 it times the AVX2 kernels instead; run it with OPENBLAS_CORETYPE=Haswell so that
-// OpenBLAS uses its AVX2 kernels too (what an AVX2-only machine would compare).
+// A second argument keeps only the shapes whose name holds it.
+//
+// With -DOURS_AVX2 it times the AVX2 kernels instead; on an AVX-512 machine run it with
+// OPENBLAS_CORETYPE=Haswell so that OpenBLAS uses its AVX2 kernels too (on an AVX2-only machine
+// OpenBLAS picks them itself).
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <time.h>
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -44,13 +48,13 @@ using namespace rt;
 #include "simd_avx2.h"
 #include "gemm.inl"
 // Keep in step with native/kernels/isa_avx2.cc's GemmF32.
-using G = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true>;
+using G = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true, kColsPackedB>;
 #else
 #pragma GCC target("avx512f,avx2,fma")
 #include "simd_avx512.h"
 #include "gemm.inl"
 // Keep in step with native/kernels/isa_avx512.cc's GemmF32.
-using G = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true, true>;
+using G = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true, kColsAndBInPlace>;
 #endif
 }  // namespace ours
 #pragma GCC diagnostic pop
@@ -108,13 +112,20 @@ double Disagreement(const Shape& s, const float* a, const float* b) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s /path/to/libopenblas.so\n", argv[0]);
+    std::fprintf(stderr, "usage: %s /path/to/libopenblas.so [part of a shape's name, e.g. g.T@x]\n", argv[0]);
     return 2;
   }
-  if (!__builtin_cpu_supports("avx512f")) {
-    std::printf("this CPU has no AVX-512F: nothing to compare\n");
+#ifdef OURS_AVX2
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    std::printf("this CPU has no AVX2+FMA: nothing to compare\n");
     return 0;
   }
+#else
+  if (!__builtin_cpu_supports("avx512f")) {
+    std::printf("this CPU has no AVX-512F: nothing to compare (build with -DOURS_AVX2 for the AVX2 kernels)\n");
+    return 0;
+  }
+#endif
   void* lib = dlopen(argv[1], RTLD_NOW);
   if (!lib) {
     std::fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
@@ -135,6 +146,7 @@ int main(int argc, char** argv) {
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> u(-1, 1);
   for (const Shape& s : kShapes) {
+    if (argc > 2 && !std::strstr(s.name, argv[2])) continue;  // a filter: only shapes whose name holds it
     std::vector<float> a(s.batch * s.m * s.k), b(s.batch * s.k * s.n), c(s.batch * s.m * s.n);
     for (auto& x : a) x = u(rng);
     for (auto& x : b) x = u(rng);

@@ -15,13 +15,18 @@
 
 #include "gemm_pack.inl"
 
-// KCF is the depth of run_few_rows' passes and of a column-major A read in place (see there); by
-// default the same KC as the blocked loop.
+// How a column-major A against few columns is read (reads_cols_in_place): packed by the blocked
+// loop; in place with B packed, K in passes of KC; or in place with B in place too where its rows
+// are close, K in passes of up to KCF.
+enum ColsInPlace : int { kNoColsInPlace = 0, kColsPackedB = 1, kColsAndBInPlace = 2 };
+
+// KCF is the depth of run_few_rows' passes and of kColsAndBInPlace's (see there); by default the
+// same KC as the blocked loop.
 // NCF > 0 gives few rows against a row-major B their own loop over chunks of NCF columns
 // (run_few_rows_rowb); 0 leaves them to the blocked loop. AInPlace lets products with few columns
 // read a row-major A without packing it, AColsInPlace a column-major one (run_a_in_place).
 template <class S, int MR, int NV, int MC, int KC, int NC, int KCF = KC, int NCF = 0, bool AInPlace = false,
-          bool AColsInPlace = false>
+          ColsInPlace AColsInPlace = kNoColsInPlace>
 struct Gemm {
   using T = typename S::T;
   using V = typename S::V;
@@ -43,10 +48,13 @@ struct Gemm {
     static thread_local PackBuffer buf;
     // Slack after A: the register-transpose packing writes up to W - 1 values past a sliver.
     constexpr size_t kA = (size_t(MC) * std::max(KC, KCF) + W + 15) / 16 * 16;
-    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR * (AColsInPlace ? kInPlaceSlivers : 1))) * sizeof(T)));
+    T* pa = static_cast<T*>(buf.get((kA + std::max(size_t(KC) * NC, size_t(KCF) * NR * (AColsInPlace != kNoColsInPlace ? kInPlaceSlivers : 1))) * sizeof(T)));
     T* pb = pa + kA;
     if (reads_rows_in_place(g)) return run_a_in_place<kRowsInPlace>(g, pb, g.rsa, KC, 256);
-    if (reads_cols_in_place(g)) return run_a_in_place<kColsInPlace>(g, pb, g.csa, cols_pass_depth(g.n), 1024);
+    if (reads_cols_in_place(g)) {
+      if (AColsInPlace == kColsPackedB) return run_a_in_place<kColsInPlace>(g, pb, g.csa, KC, 0);
+      return run_a_in_place<kColsInPlace>(g, pb, g.csa, cols_pass_depth(g.n), 1024);
+    }
     if (g.m <= MC && g.rsb == 1 && g.csb != 1) return run_few_rows(g, pa, pb);
     if (NCF > 0 && g.m <= MC && g.csb == 1 && std::min<int64_t>(g.k, KC) * g.n > int64_t(2) * KC * NCF)
       return run_few_rows_rowb(g, pa, pb);
@@ -181,11 +189,13 @@ struct Gemm {
   // often. On a Zen 4 core, ours / OpenBLAS (gemm_vs_openblas, alternated): 64 x 64 x 1024
   // 0.91-0.94 -> 1.24-1.26x, 192 x 64 x 1024 0.89-0.90 -> 1.18-1.20x, 2048 x 64 x 1024 0.92-0.97 ->
   // 1.30-1.40x, 768 x 256 x 1024 0.99-1.00 -> 1.08-1.11x, 100 x 50 x 700 (B packed) 0.76 -> 0.98x;
-  // 512 columns or more measured mixed (1024^3 0.84-0.89x) and stay with the blocked loop. Not for
-  // AVX2's 6 x 16 tile, whose steps of k carry a quarter of the arithmetic per line of A read
-  // (isa_avx2.cc). (n > 0: cols_pass_depth divides by it.)
+  // 512 columns or more measured mixed (1024^3 0.84-0.89x) and stay with the blocked loop. That is
+  // kColsAndBInPlace. AVX2's 6 x 16 tile does a quarter of that arithmetic per line of A it streams,
+  // and there A read in place paid only with B packed and passes of KC, so that a tile's stream of
+  // A and its sliver of B stay in L1 for the row's slivers (kColsPackedB; isa_avx2.cc).
+  // (n > 0: cols_pass_depth divides by it.)
   static bool reads_cols_in_place(const GemmProblem<T>& g) {
-    return AColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= kInPlaceSlivers * NR;
+    return AColsInPlace != kNoColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= kInPlaceSlivers * NR;
   }
 
   // The column-major path's pass depth: every tile of rows reads the pass's rows of B again, so they
@@ -199,7 +209,8 @@ struct Gemm {
   // at most max_depth). B is read in place too where its rows are whole slivers close enough
   // (max_ldb_bytes): for row-major A at most 256 bytes apart (p @ v with a head size of 64: 1.16 ->
   // 1.19-1.20x OpenBLAS): farther apart, a sliver's rows share fewer L1 sets than its kc x NR
-  // values need, and the packed copy, which fills every set, does better; for column-major A 1 KiB.
+  // values need, and the packed copy, which fills every set, does better; for column-major A 1 KiB
+  // (kColsAndBInPlace) or never (kColsPackedB: 0).
   template <int AMode>
   static void run_a_in_place(const GemmProblem<T>& g, T* pb, int64_t lda, int64_t max_depth, int64_t max_ldb_bytes) {
     const bool b_in_place = g.csb == 1 && g.n % NR == 0 && g.rsb * int64_t(sizeof(T)) <= max_ldb_bytes;

@@ -33,11 +33,18 @@ using namespace rt;
 // OpenBLAS in bench/native/gemm_vs_openblas.cc built with this configuration, two alternated pairs):
 // attention's q @ k.T 1.21-1.22x -> 1.23-1.24x OpenBLAS, p @ v 1.01-1.07x -> 1.07-1.10x, a
 // 16-output classifier's x @ w.T 1.02-1.04x -> 1.33-1.36x. Not measured on AVX2-only hardware.
-// A column-major A read in place (AColsInPlace, which AVX-512 takes) measured worse here (session 20,
-// the same core's AVX2 path against OpenBLAS's Haswell kernels, two alternated pairs): 64 x 128 x
-// 1024 0.94 -> 0.82-0.85x, 1024 x 64 x 1024 0.92-0.94 -> 0.64x, 2048 x 64 x 1024 0.84-0.90 ->
-// 0.61-0.62x; its 6 x 16 tile does a quarter of the arithmetic per line of A that it streams.
-using GemmF32 = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true>;
+// A column-major A (a weight's gradient g.T @ x, at most 8 slivers of columns) read in place with
+// B packed and K in passes of KC (kColsPackedB). AVX-512's way, B in place too and passes up to
+// 1024, measured worse here (session 20, a Zen 4 core's AVX2 path against OpenBLAS's Haswell
+// kernels: 1024 x 64 x 1024 0.92-0.94 -> 0.64x; session 21 on an AVX2-only Zen 4 VM, 2048 x 64 x
+// 1024 0.62-0.67x): its 6 x 16 tile does a quarter of the arithmetic per line of A that it streams,
+// so a tile's passes must keep that stream and the B sliver in L1 for the row's other slivers.
+// Session 21, AVX2-only VM, gemm_vs_openblas -DOURS_AVX2 (OpenBLAS 0.3.31's Haswell kernels), two
+// alternated runs each: passes of 384 with B packed took 192 x 64 x 1024 and 64 x 64 x 1024 from
+// 0.87-0.89 to 1.06-1.07x, 2048 x 64 x 1024 0.89-0.91 -> 1.01, 100 x 50 x 700 0.76 -> 0.93-0.94x;
+// 128-256 or 512 deep measured 1-3% lower or level, B in place 5-10% lower, and 16 slivers of
+// columns (the GPT's 256) 0.96 -> 0.72x on its head's 8192 x 256 x 1024, so 8 as on AVX-512.
+using GemmF32 = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true, kColsPackedB>;
 using GemmF64 = Gemm<F64, 6, 2, 96, 256, 2040>;
 }  // namespace rt_avx2
 #pragma GCC pop_options

@@ -35,7 +35,7 @@ using namespace rt;
 // OpenBLAS and q @ k.T 1.17x -> 1.20-1.24x; in bench/gemm.ts at 1 thread p @ v 71-83 -> 90-104
 // GFLOPS. Not for float64 (not measured). A column-major A read in place too (AColsInPlace: a
 // weight's gradient g.T @ x with at most 8 slivers of columns; gemm.inl says what it measured).
-using GemmF32 = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true, true>;
+using GemmF32 = Gemm<F32, 12, 2, 144, 256, 4064, 1024, 0, true, kColsAndBInPlace>;
 using GemmF64 = Gemm<F64, 12, 2, 96, 256, 2032>;
 }  // namespace rt_avx512
 #pragma GCC diagnostic pop

@@ -145,8 +145,9 @@ describe("cpu backend: matmul", { skip }, () => {
     // lies, any M, K in passes of up to 1024 (256 at 256 columns, so 1025 is five); B too where its
     // rows are whole slivers at most 1 KiB apart (the random row padding moves 256 columns either
     // side of that), else packed (50 columns, a transposed B). One column past 8 slivers takes the
-    // blocked loop. Every other ISA and float64 pack: the same cases check them against the
-    // reference.
+    // blocked loop. On AVX2 the same up to 8 slivers of 16 (128 columns, 129 past it), B always
+    // packed, K in passes of 384 (700 is two, 2100 six). The portable ISA and float64 pack: the same
+    // cases check them against the reference.
     const rng = new Rng(21);
     const cases: Case[] = [
       { batch: 1, m: 64, n: 64, k: 1024, transA: true, transB: false },
@@ -157,6 +158,8 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 13, n: 32, k: 5, transA: true, transB: true, beta: 0.25 },
       { batch: 2, m: 30, n: 64, k: 65, transA: true, transB: false, broadcastA: true },
       { batch: 1, m: 1, n: 64, k: 100, transA: true, transB: false },
+      { batch: 1, m: 71, n: 128, k: 769, transA: true, transB: false, beta: 2 },
+      { batch: 1, m: 71, n: 129, k: 769, transA: true, transB: false },
     ];
     checkEveryIsaAndType(cases, rng);
   });
