@@ -162,6 +162,11 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 71, n: 129, k: 769, transA: true, transB: false },
     ];
     checkEveryIsaAndType(cases, rng);
+    // On 2 threads each part is such a product of its own: rows split (many tiles of rows), or
+    // columns split where the slivers outnumber them (12 x 128: parts of B's columns at an offset;
+    // each product over the 2 Mi multiply-adds under which matmul.cc keeps one thread).
+    const split: Case[] = [cases[0], cases[2], { batch: 1, m: 12, n: 128, k: 1500, transA: true, transB: false, beta: 0.5 }];
+    forEachThreadCount(() => checkEveryIsaAndType(split, rng));
   });
 
   it("C's rows a multiple of 4 KiB apart (tiles written in halves on AVX-512), with edge tiles on each side of a half", () => {
