@@ -193,8 +193,13 @@ struct Gemm {
   // kColsAndBInPlace. AVX2's 6 x 16 tile does a quarter of that arithmetic per line of A it streams,
   // and there A read in place paid only with B packed and passes of KC, so that a tile's stream of
   // A and its sliver of B stay in L1 for the row's slivers (kColsPackedB; isa_avx2.cc).
+  // On AVX2 not where A's columns are a multiple of 4 KiB apart: a pass's 384 lines of a tile's A
+  // then fall in at most 32 of L2's sets (8 ways each) and come from L3 for every sliver (session 21,
+  // ours / OpenBLAS against the blocked loop: 1024 x 64 x 1024 0.78-0.83 against 0.93-0.94x, 4096 x
+  // 128 x 512 0.86-0.87 against 0.92-0.96x, 1024 x 128 x 2048 0.77-0.91 against 0.89-0.92x).
   // (n > 0: cols_pass_depth divides by it.)
   static bool reads_cols_in_place(const GemmProblem<T>& g) {
+    if (AColsInPlace == kColsPackedB && g.csa * int64_t(sizeof(T)) % 4096 == 0) return false;
     return AColsInPlace != kNoColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= kInPlaceSlivers * NR;
   }
 

@@ -44,6 +44,8 @@ using namespace rt;
 // 0.87-0.89 to 1.06-1.07x, 2048 x 64 x 1024 0.89-0.91 -> 1.01, 100 x 50 x 700 0.76 -> 0.93-0.94x;
 // 128-256 or 512 deep measured 1-3% lower or level, B in place 5-10% lower, and 16 slivers of
 // columns (the GPT's 256) 0.96 -> 0.72x on its head's 8192 x 256 x 1024, so 8 as on AVX-512.
+// Against the blocked loop on more rows (two runs): 320-1000 x 64 x 1024 0.85-0.89 -> 1.01-1.07x,
+// x 128 0.91-0.94 -> 0.98-1.02x; not where A's columns are a multiple of 4 KiB apart (gemm.inl).
 using GemmF32 = Gemm<F32, 6, 2, 144, 384, 4080, 1024, 256, true, kColsPackedB>;
 using GemmF64 = Gemm<F64, 6, 2, 96, 256, 2040>;
 }  // namespace rt_avx2

@@ -160,6 +160,10 @@ describe("cpu backend: matmul", { skip }, () => {
       { batch: 1, m: 1, n: 64, k: 100, transA: true, transB: false },
       { batch: 1, m: 71, n: 128, k: 769, transA: true, transB: false, beta: 2 },
       { batch: 1, m: 71, n: 129, k: 769, transA: true, transB: false },
+      // A's columns 4 KiB apart (AVX2 packs them: the blocked loop) or 4 bytes more (read in place),
+      // as the random row padding falls.
+      { batch: 1, m: 1024, n: 64, k: 40, transA: true, transB: false },
+      { batch: 1, m: 1024, n: 64, k: 40, transA: true, transB: false, beta: 1 },
     ];
     checkEveryIsaAndType(cases, rng);
     // On 2 threads each part is such a product of its own: rows split (many tiles of rows), or
