@@ -41,7 +41,7 @@ using namespace rt;
 // so a tile's passes must keep that stream and the B sliver in L1 for the row's other slivers.
 // Session 21, AVX2-only VM, gemm_vs_openblas -DOURS_AVX2 (OpenBLAS 0.3.31's Haswell kernels), two
 // alternated runs each: passes of 384 with B packed took 192 x 64 x 1024 and 64 x 64 x 1024 from
-// 0.87-0.89 to 1.06-1.07x, 2048 x 64 x 1024 0.89-0.91 -> 1.01, 100 x 50 x 700 0.76 -> 0.93-0.94x;
+// 0.87-0.89 to 1.06-1.07x, 100 x 50 x 700 0.76 -> 0.93-0.94x, attention's dV 0.82-0.91 -> 1.06-1.10x;
 // 128-256 or 512 deep measured 1-3% lower or level, B in place 5-10% lower, and 16 slivers of
 // columns (the GPT's 256) 0.96 -> 0.72x on its head's 8192 x 256 x 1024, so 8 as on AVX-512.
 // Against the blocked loop on more rows (two runs): 320-1000 x 64 x 1024 0.85-0.89 -> 1.01-1.07x,
