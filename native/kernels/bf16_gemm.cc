@@ -59,28 +59,33 @@ void RoundRow(const T* s, int64_t cs, int64_t cols, float* d) {
   }
 }
 
-// The operand's values rounded to bfloat16, as a contiguous float32 [batches, rows, cols] copy.
-std::unique_ptr<float[]> RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t rows, int64_t cols) {
-  std::unique_ptr<float[]> out(new float[size_t(batches * rows * cols)]);
+// The operand's values rounded to bfloat16, as a contiguous float32 [batches, rows, cols] copy in
+// `out`, a buffer the calling thread keeps: a fresh allocation per product (as this was) faulted
+// in every page of both copies, megabytes per call under autocast.
+float* RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t rows, int64_t cols, std::vector<float>& out) {
+  out.resize(size_t(batches * rows * cols));
+  float* d = out.data();
   ParallelRange(batches * rows, double(cols), [&](int64_t lo, int64_t hi) {
     for (int64_t t = lo; t < hi; t++) {
       const int64_t at = (t / rows) * op.bs + (t % rows) * op.rs;
-      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + at, op.cs, cols, out.get() + t * cols);
-      else RoundRow(static_cast<const float*>(op.data) + at, op.cs, cols, out.get() + t * cols);
+      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + at, op.cs, cols, d + t * cols);
+      else RoundRow(static_cast<const float*>(op.data) + at, op.cs, cols, d + t * cols);
     }
   });
-  return out;
+  return d;
 }
 
 // Exact on any CPU: the rounded operands are products of bfloat16 values, which float32 holds
 // exactly, so only the order of the float32 sums differs from the vdpbf16ps path.
 void PortableMatmul(const Bf16MatmulArgs& a) {
+  thread_local std::vector<float> a_copy, b_copy;
   const int64_t ba = a.a.bs == 0 ? 1 : a.batch, bb = a.b.bs == 0 ? 1 : a.batch;
-  const std::unique_ptr<float[]> ra = RoundedCopy(a.a, ba, a.m, a.k), rb = RoundedCopy(a.b, bb, a.k, a.n);
+  const float* ra = RoundedCopy(a.a, ba, a.m, a.k, a_copy);
+  const float* rb = RoundedCopy(a.b, bb, a.k, a.n, b_copy);
   MatmulArgs<float> f;
   f.batch = a.batch, f.m = a.m, f.n = a.n, f.k = a.k;
-  f.a = ra.get(), f.a_row_stride = a.k, f.a_col_stride = 1, f.a_batch_stride = ba == 1 ? 0 : a.m * a.k;
-  f.b = rb.get(), f.b_row_stride = a.n, f.b_col_stride = 1, f.b_batch_stride = bb == 1 ? 0 : a.k * a.n;
+  f.a = ra, f.a_row_stride = a.k, f.a_col_stride = 1, f.a_batch_stride = ba == 1 ? 0 : a.m * a.k;
+  f.b = rb, f.b_row_stride = a.n, f.b_col_stride = 1, f.b_batch_stride = bb == 1 ? 0 : a.k * a.n;
   f.out = a.out, f.alpha = a.alpha, f.beta = a.beta;
   Matmul(f);
 }
