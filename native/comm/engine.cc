@@ -321,6 +321,11 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
   }
   size_t done_at_start = 0;
   for (auto& t : ops) done_at_start += Done(t) ? 1 : 0;
+  // Set when a peer of an active transfer was found gone, until the loop polls once more: what a
+  // rank wrote before it exited or gave up stays in its slots, and a rank that sent its last
+  // message and closed the group at once (its flag set after the message) had been reported
+  // failed to a receiver that polled before the message landed and checked after the flag.
+  bool peer_gone = false;
   for (;;) {
     bool all_done = true, moved = false, any_tcp = false, any_shm = false;
     size_t done = 0;
@@ -359,6 +364,7 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
     int64_t now = NowMicros();
     if (moved) {
       last_progress = now;
+      peer_gone = false;
       continue;
     }
     if (c->aborted.load() || (cancel && cancel->load())) {
@@ -377,17 +383,21 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
     }
     if (stall_ms > 0 && now - last_progress >= stall_ms * 1000) return kStalled;
     if (stall_ms > 0 && PostedSince(c, wake_seen)) return kStalled;
-    if (now - last_liveness >= 10000) {
+    if (now - last_liveness >= 10000 || peer_gone) {
       last_liveness = now;
       for (size_t i = 0; i < ops.size(); i++) {
         Peer& p = c->peers[ops[i].peer];
-        if (active[i] && p.kind == 1 && !PeerAlive(p)) {
-          err = "rank " + std::to_string(ops[i].peer) + " (pid " + std::to_string(p.pid) + ") " +
-                          (p.dead ? "exited" : "gave up on the group after its own failure") + " while " +
-                          Describe(ops[i]);
-          return p.dead ? kPeerDied : kPeerClosed;
+        if (!active[i] || p.kind != 1 || PeerAlive(p)) continue;
+        if (!peer_gone) {
+          peer_gone = true;  // poll the slots once more (PeerAlive's acquire makes earlier writes visible)
+          break;
         }
+        err = "rank " + std::to_string(ops[i].peer) + " (pid " + std::to_string(p.pid) + ") " +
+                        (p.dead ? "exited" : "gave up on the group after its own failure") + " while " +
+                        Describe(ops[i]);
+        return p.dead ? kPeerDied : kPeerClosed;
       }
+      if (peer_gone) continue;
     }
     if (now - last_progress < c->spin_us) {
       for (int k = 0; k < 32; k++) CpuRelax();
