@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -31,10 +32,26 @@ function untag(output: string, n: number): TaskOutput[] {
   return tasks;
 }
 
+// Each mpirun's session directory under a base of its own: Open MPI 4.1 creates /tmp/ompi.<host>.<uid>
+// at start and fails the job when another mpirun created it in between ("mkdir ... File exists",
+// orte_init failed: seen in CI with two of these suites' jobs starting together).
+const sessionBases: string[] = [];
+process.on("exit", () => {
+  for (const dir of sessionBases) rmSync(dir, { recursive: true, force: true });
+});
+
 /** The environment of one mpirun: none of the torchrun variables, so ranks come from Open MPI's. */
 function mpiEnv(extra: Record<string, string> = {}): { env: NodeJS.ProcessEnv; marker: string } {
   const marker = `RINGTORCH_TEST_MARK=${randomUUID()}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, RINGTORCH_QUIET: "1", RINGTORCH_TEST_MARK: marker.slice(20), ...extra };
+  const sessionBase = mkdtempSync(join(tmpdir(), "rt-ompi-"));
+  sessionBases.push(sessionBase);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    RINGTORCH_QUIET: "1",
+    RINGTORCH_TEST_MARK: marker.slice(20),
+    OMPI_MCA_orte_tmpdir_base: sessionBase,
+    ...extra,
+  };
   for (const k of ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "RINGTORCH_STORE_TOKEN", "RINGTORCH_STORE_TOKEN_FILE"]) delete env[k];
   return { env, marker };
 }
