@@ -176,7 +176,7 @@ struct Gemm {
   // AVX2 kernels (against OpenBLAS's Haswell ones) p @ v with 128 columns 1.03 -> 1.06x, 1024 x 96 x
   // 256 1.00-1.02 -> 1.06x, the rest within 1%.
   static bool reads_rows_in_place(const GemmProblem<T>& g) {
-    return AInPlace && g.csa == 1 && g.n <= kInPlaceSlivers * NR && (g.rsa * int64_t(sizeof(T))) % 4096 != 0;
+    return AInPlace && g.csa == 1 && g.n <= kInPlaceSlivers * NR && !whole_4k(g.rsa);
   }
 
   // A column-major A (a transposed row-major matrix: a weight's gradient g.T @ x, K the batch's
@@ -199,8 +199,8 @@ struct Gemm {
   // 128 x 512 0.86-0.87 against 0.92-0.96x, 1024 x 128 x 2048 0.77-0.91 against 0.89-0.92x).
   // (n > 0: cols_pass_depth divides by it.)
   static bool reads_cols_in_place(const GemmProblem<T>& g) {
-    if (AColsInPlace == kColsPackedB && g.csa * int64_t(sizeof(T)) % 4096 == 0) return false;
-    return AColsInPlace != kNoColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= kInPlaceSlivers * NR;
+    return AColsInPlace != kNoColsInPlace && g.rsa == 1 && g.csa != 1 && g.n > 0 && g.n <= kInPlaceSlivers * NR &&
+           !(AColsInPlace == kColsPackedB && whole_4k(g.csa));
   }
 
   // The column-major path's pass depth: every tile of rows reads the pass's rows of B again, so they
@@ -246,7 +246,11 @@ struct Gemm {
   // thread, two alternated pairs: 1024^2 1.03-1.04 -> 1.07x, 2048^2 1.03-1.05 -> 1.07x, g.T @ x
   // (1024 x 1024 x 64) 1.07-1.09 -> 1.15-1.16x, x @ w.T 1024 x 8192 x 256 1.05-1.07 -> 1.12x;
   // other shapes unchanged, as were the few-rows path's x @ w.T (so it does not split).
-  static bool rows_alias(int64_t ldc) { return MR > 8 && (ldc * int64_t(sizeof(T))) % 4096 == 0; }
+  static bool rows_alias(int64_t ldc) { return MR > 8 && whole_4k(ldc); }
+
+  // Whether values this many elements apart are a whole number of 4 KiB apart: L1's set period
+  // (64 sets of 64 bytes), so that lines at that stride all fall in one set (and in few of L2's).
+  static bool whole_4k(int64_t stride) { return stride * int64_t(sizeof(T)) % 4096 == 0; }
 
   // An MR-row tile of a packed A sliver as two tiles of MR / 2 rows (the sliver's layout is the same:
   // MR values per step of k), so that each writes back at most 8 lines per L1 set.
