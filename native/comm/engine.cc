@@ -385,10 +385,12 @@ int RunTransfers(Comm* c, std::vector<Transfer>& ops, int64_t timeout_ms, int64_
     if (stall_ms > 0 && PostedSince(c, wake_seen)) return kStalled;
     if (now - last_liveness >= 10000 || peer_gone) {
       last_liveness = now;
+      const bool polled_since_gone = peer_gone;
+      peer_gone = false;
       for (size_t i = 0; i < ops.size(); i++) {
         Peer& p = c->peers[ops[i].peer];
         if (!active[i] || p.kind != 1 || PeerAlive(p)) continue;
-        if (!peer_gone) {
+        if (!polled_since_gone) {
           peer_gone = true;  // poll the slots once more (PeerAlive's acquire makes earlier writes visible)
           break;
         }
