@@ -4,6 +4,7 @@ import { describe, it } from "node:test";
 import type { MatmulArgs } from "../../src/backend/backend.js";
 import {
   FLOAT_TYPES,
+  ISAS,
   Rng,
   assertArraysClose,
   cpuBackend,
@@ -11,6 +12,7 @@ import {
   forEachThreadCount,
   randomArray,
   referenceBackend as ref,
+  runnableIsas,
   skipWithoutNative,
 } from "./cpu_support.js";
 
@@ -378,19 +380,14 @@ describe("cpu backend: matmul", { skip }, () => {
     assert.deepEqual(Array.from(out), [19, 22, 43, 50]);
   });
 });
-
 // forEachIsa silently leaves out what the CPU cannot run, so each accelerated ISA also gets a test of
 // its own here: run on the machine at hand, or skipped with a message that says which paths the
 // suites above could not cover (issue 16: "a path the machine cannot run is skipped with a message").
 describe("cpu backend: every ISA path is tested or named as skipped", { skip }, () => {
   const cpu = cpuBackend();
-  const runnable = ["portable", "avx2", "avx512"].filter((isa) => {
-    const ok = cpu?.setIsa(isa) ?? false;
-    cpu?.setIsa("auto");
-    return ok;
-  });
+  const runnable = runnableIsas();
   const needs: Record<string, string> = { avx2: "AVX2 and FMA", avx512: "AVX-512 (F, BW, DQ, VL)" };
-  for (const isa of ["avx2", "avx512"]) {
+  for (const isa of ISAS.filter((i) => i !== "portable")) {
     const why = `this CPU or build has no ${needs[isa]}: the ${isa} kernels cannot run here (the per-ISA suites ran ${runnable.join(", ")})`;
     it(`the ${isa} GEMM runs and matches the reference at its tiles' edges`, { skip: skip || (runnable.includes(isa) ? false : why) }, () => {
       const rng = new Rng(16);

@@ -26,11 +26,25 @@ export function cpuBackend(): CpuBackend | null {
 
 export const skipWithoutNative = (): string | false => (cpuBackend() ? false : `native addon unavailable: ${nativeUnavailableReason()}`);
 
+/** Every instruction set the cpu backend has kernels for. */
+export const ISAS: readonly string[] = ["portable", "avx2", "avx512"];
+
+/** The instruction sets this CPU and build can run (portable always), the best left selected. */
+export function runnableIsas(): string[] {
+  const backend = cpuBackend();
+  if (!backend) return [];
+  try {
+    return ISAS.filter((isa) => backend.setIsa(isa));
+  } finally {
+    backend.setIsa("auto");
+  }
+}
+
 /** Runs fn once per instruction set the CPU supports (portable always), restoring the best after. */
 export function forEachIsa(fn: (isa: string, cpu: CpuBackend) => void): void {
   const backend = cpuBackend()!;
   try {
-    for (const isa of ["portable", "avx2", "avx512"]) {
+    for (const isa of ISAS) {
       if (!backend.setIsa(isa)) continue;
       assert.equal(backend.isa(), isa);
       fn(isa, backend);
