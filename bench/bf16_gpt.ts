@@ -1,4 +1,4 @@
-// node --import tsx --conditions=source bench/bf16_gpt.ts [--steps 300] [--threads 1] [--no-peer] [--only fp32|bf16] [--window 50]
+// node --import tsx --conditions=source bench/bf16_gpt.ts [--steps 300] [--threads 1] [--no-peer] [--only fp32|bf16] [--window 50] [--alternate]
 //
 // The GPT of bench/gpt.ts trained `steps` steps in float32 and under autocast("bfloat16"), from the
 // same weights on the same 4 fixed batches (a memorisation task, so the loss keeps falling), beside
@@ -10,6 +10,8 @@
 // Each precision also prints its run in windows of --window steps: tokens/s, the process's CPU ms
 // per step (all its threads, the collector's helpers included) and the loss, so that a run which
 // slows down shows when, and whether in CPU work or only in wall time (a loaded machine).
+// --alternate trains both in one process taking turns step by step, each timed over its own steps:
+// on a shared machine whose speed drifts, the ratio then compares like with like.
 import { pathToFileURL } from "node:url";
 import { autocast, backendName, crossEntropy, getBackend, manualSeed, randint, type Tensor } from "../src/index.js";
 import type { StateDict } from "../src/nn/index.js";
@@ -29,28 +31,23 @@ interface Result {
 /** Per window of steps: wall tokens/s, process CPU ms per step, mean loss (the first window starts after the warm-up). */
 class Windows {
   private readonly rows: string[] = [];
-  private wall0 = 0;
-  private cpu0 = process.cpuUsage();
+  private wallMs = 0;
+  private cpuUs = 0;
   private losses: number[] = [];
 
   constructor(private readonly size: number) {}
 
-  start(): void {
-    this.wall0 = performance.now();
-    this.cpu0 = process.cpuUsage();
-    this.losses = [];
-  }
-
-  /** After step `i` (0-based); closes a window every `size` steps after the warm-up, and at `last`. */
-  step(i: number, loss: number, last: number): void {
+  /** Step `i` (0-based) took `wallMs` and `cpuUs` of the process's CPU; closes a window every `size` steps after the warm-up, and at `last`. */
+  step(i: number, loss: number, wallMs: number, cpuUs: number, last: number): void {
     if (i < WARMUP) return;
     this.losses.push(loss);
+    this.wallMs += wallMs;
+    this.cpuUs += cpuUs;
     if ((i + 1 - WARMUP) % this.size !== 0 && i !== last) return;
     const n = this.losses.length;
-    const cpu = process.cpuUsage(this.cpu0);
-    const wall = performance.now() - this.wall0;
-    this.rows.push(`${i + 1 - n + 1}-${i + 1}: ${((n * B * T) / (wall / 1000)).toFixed(0)} tok/s, ${((cpu.user + cpu.system) / 1000 / n).toFixed(0)} cpu ms, loss ${(this.losses.reduce((a, b) => a + b, 0) / n).toFixed(4)}`);
-    this.start();
+    this.rows.push(`${i + 1 - n + 1}-${i + 1}: ${((n * B * T) / (this.wallMs / 1000)).toFixed(0)} tok/s, ${(this.cpuUs / 1000 / n).toFixed(0)} cpu ms, loss ${(this.losses.reduce((a, b) => a + b, 0) / n).toFixed(4)}`);
+    this.losses = [];
+    this.wallMs = this.cpuUs = 0;
   }
 
   toString(): string {
@@ -58,28 +55,45 @@ class Windows {
   }
 }
 
-function train(low: boolean, steps: number, batches: [Tensor, Tensor][], state: StateDict, windows: Windows): Result {
-  const model = new GPT();
-  model.loadStateDict(state);
-  const opt = new optim.AdamW(model.parameters(), { lr: 3e-4 });
-  const losses: number[] = [];
-  let t0 = performance.now();
-  for (let i = 0; i < steps; i++) {
-    if (i === WARMUP) {
-      t0 = performance.now();
-      windows.start();
-    }
-    const [idx, tgt] = batches[i % batches.length];
-    opt.zeroGrad();
-    const logits = autocast("bfloat16", { enabled: low }, () => model.call(idx).reshape([-1, V]));
+/**
+ * One precision's training run, a step at a time, so that two runs can take turns (--alternate):
+ * its tokens/s counts only its own steps' wall time, so a spell when the machine is slower for
+ * everyone falls on both precisions instead of on whichever ran then.
+ */
+class Run {
+  private readonly model = new GPT();
+  private readonly opt: optim.AdamW;
+  private readonly losses: number[] = [];
+  private ms = 0;
+
+  constructor(
+    readonly low: boolean,
+    private readonly batches: [Tensor, Tensor][],
+    state: StateDict,
+    readonly windows: Windows,
+  ) {
+    this.model.loadStateDict(state);
+    this.opt = new optim.AdamW(this.model.parameters(), { lr: 3e-4 });
+  }
+
+  step(i: number, last: number): void {
+    const t0 = performance.now(), cpu0 = process.cpuUsage();
+    const [idx, tgt] = this.batches[i % this.batches.length];
+    this.opt.zeroGrad();
+    const logits = autocast("bfloat16", { enabled: this.low }, () => this.model.call(idx).reshape([-1, V]));
     const loss = crossEntropy(logits, tgt);
     loss.backward();
-    opt.step();
-    losses.push(loss.item());
-    windows.step(i, losses[i], steps - 1);
+    this.opt.step();
+    this.losses.push(loss.item());
+    const ms = performance.now() - t0, cpu = process.cpuUsage(cpu0);
+    if (i >= WARMUP) this.ms += ms;
+    this.windows.step(i, this.losses[i], ms, cpu.user + cpu.system, last);
   }
-  const tail = losses.slice(-10);
-  return { tokensPerS: ((steps - WARMUP) * B * T) / ((performance.now() - t0) / 1000), finalLoss: tail.reduce((a, b) => a + b, 0) / tail.length };
+
+  result(): Result {
+    const tail = this.losses.slice(-10);
+    return { tokensPerS: ((this.losses.length - WARMUP) * B * T) / (this.ms / 1000), finalLoss: tail.reduce((a, b) => a + b, 0) / tail.length };
+  }
 }
 
 function peer(steps: number, threads: number): { fp32: Result; bf16: Result } | string {
@@ -111,16 +125,21 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   console.log(`ringtorch (${backendName()} backend, bfloat16 GEMM path ${path}), ${threads} thread(s), ${steps} steps`);
   const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : "";
   if (!["", "fp32", "bf16"].includes(only)) throw new RangeError(`--only must be fp32 or bf16, got ${JSON.stringify(only)}`);
-  const trained = (low: boolean): Result | undefined => {
-    if (only === (low ? "fp32" : "bf16")) return undefined;
-    const windows = new Windows(window);
-    const r = train(low, steps, batches, state, windows);
-    console.log(`ringtorch ${low ? "bf16" : "fp32"} tokens/s=${r.tokensPerS.toFixed(0)} final_loss=${r.finalLoss.toFixed(4)}`);
-    console.log(`  by ${window} steps: ${windows}`);
-    return r;
-  };
-  const fp32 = trained(false);
-  const bf16 = trained(true);
+  // Sequential by default (one precision's whole run, then the other's); --alternate interleaves their steps.
+  const runs = [false, true].filter((low) => only !== (low ? "fp32" : "bf16")).map((low) => new Run(low, batches, state, new Windows(window)));
+  if (args.includes("--alternate")) {
+    for (let i = 0; i < steps; i++) for (const r of runs) r.step(i, steps - 1);
+  } else {
+    for (const r of runs) for (let i = 0; i < steps; i++) r.step(i, steps - 1);
+  }
+  const results = new Map<boolean, Result>();
+  for (const r of runs) {
+    const res = r.result();
+    results.set(r.low, res);
+    console.log(`ringtorch ${r.low ? "bf16" : "fp32"} tokens/s=${res.tokensPerS.toFixed(0)} final_loss=${res.finalLoss.toFixed(4)}`);
+    console.log(`  by ${window} steps: ${r.windows}`);
+  }
+  const fp32 = results.get(false), bf16 = results.get(true);
   const theirs = args.includes("--no-peer") ? "skipped (--no-peer)" : peer(steps, threads);
   const rows: string[][] = [["", "ringtorch fp32", "ringtorch bf16", "bf16 / fp32", "PyTorch fp32", "PyTorch bf16", "ringtorch bf16 / PyTorch bf16"]];
   const t = typeof theirs === "string" ? null : theirs;

@@ -78,6 +78,10 @@ function randomCases(seed: number, count: number): Case[] {
   // Past every block: k over KC (512) and odd, m over MC (144), n over two 32-column tiles.
   cases.push({ batch: 1, m: 150, n: 67, k: 1031, transA: false, transB: true, bf16A: false, bf16B: true, broadcastB: false, alpha: 1, beta: 0 });
   cases.push({ batch: 2, m: 13, n: 97, k: 515, transA: true, transB: false, bf16A: true, bf16B: false, broadcastB: true, alpha: 1, beta: 1 });
+  // Rows of C 4 KiB apart (1024 columns), which the vdpbf16ps kernel writes in tiles of 6 rows:
+  // last tiles of 5 rows (one half) and of 10 (a whole half and 4 rows).
+  cases.push({ batch: 1, m: 29, n: 1024, k: 40, transA: false, transB: true, bf16A: false, bf16B: false, broadcastB: false, alpha: 0.5, beta: 1 });
+  cases.push({ batch: 1, m: 22, n: 1024, k: 33, transA: true, transB: false, bf16A: false, bf16B: true, broadcastB: false, alpha: 1, beta: 0 });
   return cases;
 }
 
