@@ -59,19 +59,23 @@ void RoundRow(const T* s, int64_t cs, int64_t cols, float* d) {
   }
 }
 
+// Rows lo..hi of the operand seen as [batches * rows, cols] (batch t / rows, row t % rows), rounded
+// to bfloat16 into out[t * cols ...] as float32.
+void RoundRows(const Bf16Operand& op, int64_t rows, int64_t cols, int64_t lo, int64_t hi, float* out) {
+  for (int64_t t = lo; t < hi; t++) {
+    const int64_t at = (t / rows) * op.bs + (t % rows) * op.rs;
+    if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + at, op.cs, cols, out + t * cols);
+    else RoundRow(static_cast<const float*>(op.data) + at, op.cs, cols, out + t * cols);
+  }
+}
+
 // The operand's values rounded to bfloat16, as a contiguous float32 [batches, rows, cols] copy in
 // `out`, a buffer the calling thread keeps: a fresh allocation per product (as this was) faulted
 // in every page of both copies, megabytes per call under autocast.
 float* RoundedCopy(const Bf16Operand& op, int64_t batches, int64_t rows, int64_t cols, std::vector<float>& out) {
   out.resize(size_t(batches * rows * cols));
   float* d = out.data();
-  ParallelRange(batches * rows, double(cols), [&](int64_t lo, int64_t hi) {
-    for (int64_t t = lo; t < hi; t++) {
-      const int64_t at = (t / rows) * op.bs + (t % rows) * op.rs;
-      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + at, op.cs, cols, d + t * cols);
-      else RoundRow(static_cast<const float*>(op.data) + at, op.cs, cols, d + t * cols);
-    }
-  });
+  ParallelRange(batches * rows, double(cols), [&](int64_t lo, int64_t hi) { RoundRows(op, rows, cols, lo, hi, d); });
   return d;
 }
 
@@ -178,17 +182,12 @@ void GemmBf16OnThisThread(const Bf16GemmProblem& p) {
   if (path == Path::kAmx) return AmxBf16Gemm()(p);
   if (path == Path::kAvx512Bf16) return Avx512Bf16Gemm()(p);
   // Portable: rounded copies (exact), then the active ISA's float32 GEMM, as PortableMatmul.
+  // On this thread (it may be a pool task already): one matrix, so its rows alone (bs unused).
   thread_local std::vector<float> ra, rb;
   ra.resize(size_t(p.m * p.k));
   rb.resize(size_t(p.k * p.n));
-  const auto round = [](const Bf16Operand& op, int64_t rows, int64_t cols, float* out) {
-    for (int64_t r = 0; r < rows; r++) {
-      if (op.bf16) RoundRow(static_cast<const uint16_t*>(op.data) + r * op.rs, op.cs, cols, out + r * cols);
-      else RoundRow(static_cast<const float*>(op.data) + r * op.rs, op.cs, cols, out + r * cols);
-    }
-  };
-  round(p.a, p.m, p.k, ra.data());
-  round(p.b, p.k, p.n, rb.data());
+  RoundRows(p.a, p.m, p.k, 0, p.m, ra.data());
+  RoundRows(p.b, p.k, p.n, 0, p.k, rb.data());
   GemmProblem<float> g;
   g.m = p.m, g.n = p.n, g.k = p.k;
   g.a = ra.data(), g.rsa = p.k, g.csa = 1;

@@ -63,14 +63,8 @@ struct Gemm {
             for (int64_t ir = 0; ir < mc; ir += MR) {
               const int mr = int(std::min<int64_t>(MR, mc - ir));
               float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-              if (rows_alias(g.ldc)) {
-                tile<MR / 2>(kp, pa + ir * kp, pb + jr * kp, c, g.ldc, g.alpha, beta, std::min(mr, MR / 2), nr);
-                if (mr > MR / 2)
-                  tile<MR - MR / 2>(kp, pa + ir * kp + MR / 2, pb + jr * kp, c + MR / 2 * g.ldc, g.ldc, g.alpha, beta,
-                                    mr - MR / 2, nr);
-              } else {
-                tile<MR>(kp, pa + ir * kp, pb + jr * kp, c, g.ldc, g.alpha, beta, mr, nr);
-              }
+              if (rows_alias(g.ldc)) tile_in_halves(kp, pa + ir * kp, pb + jr * kp, c, g.ldc, g.alpha, beta, mr, nr);
+              else tile<MR>(kp, pa + ir * kp, pb + jr * kp, c, g.ldc, g.alpha, beta, mr, nr);
             }
           }
         }
@@ -83,7 +77,15 @@ struct Gemm {
   // lines prefetched at the tile's start evict each other before its write-back. Such tiles run as
   // two of 6 rows over the same packed sliver (as gemm.inl's rows_alias): on a Zen 4 core,
   // 1024 x 8192 x 256 x @ w.T 165-180 -> 178-196 GFLOPS, 1024 x 1024 x 256 1-4% faster.
-  static bool rows_alias(int64_t ldc) { return MR > 8 && ldc * 4 % 4096 == 0; }
+  static bool rows_alias(int64_t ldc) { return MR > 8 && ldc * int64_t(sizeof(float)) % 4096 == 0; }
+
+  // An MR-row tile as two of MR / 2 rows over the same packed sliver (MR words per pair of k).
+  static void tile_in_halves(int64_t kp, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc, float alpha,
+                             float beta, int mr, int nr) {
+    constexpr int H = MR / 2;
+    tile<H>(kp, a, b, c, ldc, alpha, beta, std::min(mr, H), nr);
+    if (mr > H) tile<MR - H>(kp, a + H, b, c + H * ldc, ldc, alpha, beta, mr - H, nr);
+  }
 
   // MC x KC block of A into MR-row slivers of pair words: dst[sliver][pp][r].
   static void pack_a(const Bf16Operand& A, int64_t off, int64_t mc, int64_t kc, uint32_t* dst) {
